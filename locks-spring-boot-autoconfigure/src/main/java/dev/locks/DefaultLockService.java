@@ -1,0 +1,591 @@
+package dev.locks;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.core.retry.RetryPolicy;
+import org.springframework.scheduling.TaskScheduler;
+import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
+import org.springframework.util.backoff.BackOff;
+import org.springframework.util.backoff.BackOffExecution;
+
+import dev.locks.store.Grant;
+import dev.locks.store.GrantRequest;
+import dev.locks.store.GrantResult;
+import dev.locks.store.LockStore;
+
+/**
+ * The lock engine over any {@link LockStore}: normalises requests, waits with backoff and local
+ * wake-ups, re-enters scoped locks, and renews leases with a shared watchdog.
+ *
+ * <p>Close it on shutdown: that stops the watchdog and releases what this node still holds.
+ */
+public class DefaultLockService implements LockService, AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(DefaultLockService.class);
+
+    private final LockStore store;
+
+    private final LockSettings settings;
+
+    private final BackOff backOff;
+
+    private final LocalWakeups wakeups = new LocalWakeups();
+
+    private final Set<GrantedLock> live = ConcurrentHashMap.newKeySet();
+
+    private final AtomicInteger waiting = new AtomicInteger();
+
+    private final PollBudget pollBudget;
+
+    // the settings' listeners plus those added to the built service (metrics are wired after it exists)
+    private final List<LockListener> listeners;
+
+    private final ThreadPoolTaskScheduler ownScheduler;
+
+    private final LeaseRenewer renewer;
+
+    private final ScheduledFuture<?> purging;
+
+    /**
+     * @param store where grants live
+     * @param settings defaults and tuning
+     * @param scheduler runs the watchdog and the purge of expired grants; null for a private
+     *                  single-thread scheduler that {@link #close()} shuts down
+     */
+    public DefaultLockService(LockStore store, LockSettings settings, TaskScheduler scheduler) {
+        this.store = Objects.requireNonNull(store, "store");
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.listeners = new CopyOnWriteArrayList<>(settings.listeners());
+        // Spring's retry policy computes the delays (initial, multiplier, max, jitter); the waiting itself
+        // happens here so that a release in this JVM can cut a delay short
+        this.backOff = RetryPolicy.builder()
+                .maxRetries(Long.MAX_VALUE)
+                .delay(settings.backoffInitial())
+                .multiplier(settings.backoffMultiplier())
+                .maxDelay(settings.backoffMax())
+                .jitter(settings.backoffJitter())
+                .build()
+                .getBackOff();
+        if (scheduler == null) {
+            ThreadPoolTaskScheduler own = new ThreadPoolTaskScheduler();
+            own.setThreadNamePrefix("locks-watchdog-");
+            own.setDaemon(true);
+            own.setPoolSize(1);
+            own.initialize();
+            this.ownScheduler = own;
+            scheduler = own;
+        }
+        else {
+            this.ownScheduler = null;
+        }
+        this.pollBudget = new PollBudget(settings.maxPollsPerSecond());
+        store.onRemoteRelease(wakeups::releasedInScope);
+        this.renewer = new LeaseRenewer(store, settings, scheduler, listeners);
+        Duration purge = settings.purgeInterval();
+        this.purging = purge == null || purge.isZero() ? null : scheduler.scheduleWithFixedDelay(this::purge, purge);
+    }
+
+    /** @return the settings in force */
+    public LockSettings settings() {
+        return settings;
+    }
+
+    LockStore store() {
+        return store;
+    }
+
+    /**
+     * Adds a listener to this service, after the ones in its settings; for integrations (such as
+     * metrics) that are wired once the service exists.
+     *
+     * @param listener told about this service's lock events from now on
+     */
+    public void addListener(LockListener listener) {
+        // adding the same listener twice would count every event twice
+        ((CopyOnWriteArrayList<LockListener>) listeners).addIfAbsent(Objects.requireNonNull(listener, "listener"));
+    }
+
+    /**
+     * The store's current time, read from the store: for health checks comparing clocks. No lock
+     * decision uses it.
+     *
+     * @return the store's clock now
+     * @throws LockUnavailableException if the store cannot be reached
+     */
+    public Instant storeTime() {
+        return store.currentTime();
+    }
+
+    @Override
+    public LockHandle acquire(LockRequest request) {
+        return grant(request, waitOf(request), null, true).orElseThrow();
+    }
+
+    @Override
+    public Optional<LockHandle> tryAcquire(LockRequest request) {
+        return grant(request, Duration.ZERO, null, false);
+    }
+
+    @Override
+    public LockHandle enter(LockRequest request) {
+        return enterScope(request, waitOf(request), true).orElseThrow();
+    }
+
+    @Override
+    public Optional<LockHandle> tryEnter(LockRequest request) {
+        return enterScope(request, Duration.ZERO, false);
+    }
+
+    @Override
+    public <T, E extends Exception> T call(LockRequest request, CheckedCallable<T, E> work) throws E {
+        LockHandle handle = enter(request);
+        try {
+            return work.call();
+        }
+        finally {
+            handle.release();
+        }
+    }
+
+    @Override
+    public void run(LockRequest request, Runnable work) {
+        call(request, () -> {
+            work.run();
+            return null;
+        });
+    }
+
+    @Override
+    public List<LockHandle> tryAcquireEach(Collection<LockRequest> requests) {
+        List<LockHandle> granted = new ArrayList<>();
+        for (LockRequest request : requests) {
+            tryAcquire(request).ifPresent(granted::add);
+        }
+        return granted;
+    }
+
+    @Override
+    public List<LockHolder> holders(String tenant, String path) {
+        String t = tenant == null ? settings.defaultTenant() : PathNormalizer.checkName("tenant", tenant, 190);
+        return store.holders(LockKind.PATH, t, settings.pathNormalizer().normalize(path));
+    }
+
+    /**
+     * Live holders of a singleton or semaphore.
+     *
+     * @param kind {@link LockKind#SINGLETON} or {@link LockKind#SEMAPHORE}
+     * @param tenant the tenant, or null for the default
+     * @param name the name
+     * @return the holders, oldest first
+     */
+    public List<LockHolder> holders(LockKind kind, String tenant, String name) {
+        if (kind == LockKind.PATH) {
+            return holders(tenant, name);
+        }
+        String t = tenant == null ? settings.defaultTenant() : PathNormalizer.checkName("tenant", tenant, 190);
+        return store.holders(kind, t, LockPath.flat(PathNormalizer.checkName("name", name, 1000)));
+    }
+
+    /** @return handles of this service still held (scoped or not) */
+    public int heldCount() {
+        return live.size();
+    }
+
+    /** @return requests of this service waiting for a lock now */
+    public int waitingCount() {
+        return waiting.get();
+    }
+
+    /**
+     * Live grants of the whole cluster matching an operator's filter.
+     *
+     * @param query the filter
+     * @return the holders, oldest first
+     */
+    public List<LockHolder> list(HolderQuery query) {
+        String prefix = query.pathPrefix();
+        if (prefix != null && prefix.startsWith("/") && (query.kind() == null || query.kind() == LockKind.PATH)) {
+            prefix = settings.pathNormalizer().normalize(prefix).value();
+        }
+        else if (prefix != null) {
+            prefix = PathNormalizer.checkName("name", prefix, 1000);
+        }
+        // tenants and names are stored in NFC, as requests and holders() take them
+        String tenant = query.tenant() == null ? null : PathNormalizer.checkName("tenant", query.tenant(), 190);
+        return store.list(new HolderQuery(query.kind(), tenant, prefix, query.node(), query.limit(),
+                query.includeWaiting()));
+    }
+
+    /**
+     * Force-releases the grant holding row {@code lockId}, whoever owns it. Its owner's handle
+     * turns invalid at the next renewal; use it only for a holder known to be stuck.
+     *
+     * @param lockId a {@link LockHolder#lockId()}
+     * @return true if a grant was deleted
+     */
+    public boolean forceRelease(long lockId) {
+        boolean released = store.forceRelease(lockId) > 0;
+        if (released) {
+            log.warn("Lock {} was force-released by an operator", lockId);
+        }
+        return released;
+    }
+
+    private Duration waitOf(LockRequest request) {
+        return request.waitAtMost() != null ? request.waitAtMost() : settings.defaultWait();
+    }
+
+    private Optional<LockHandle> enterScope(LockRequest request, Duration wait, boolean failWhenBusy) {
+        String tenant = tenantOf(request);
+        List<LockPath> paths = pathsOf(request);
+        LockScope scope = LockScope.enter();
+        try {
+            List<LockPath> missing = scope.uncovered(request.kind(), tenant, paths, request.mode());
+            if (missing.isEmpty()) {
+                LockHandle outer = scope.covering(request.kind(), tenant, paths.get(0), request.mode());
+                return Optional.of(new ReenteredLock(request, outer, scope));
+            }
+            Optional<LockHandle> handle = grant(request, tenant, missing, wait, scope, failWhenBusy);
+            if (handle.isEmpty()) {
+                scope.leave(null);
+            }
+            return handle;
+        }
+        catch (RuntimeException ex) {
+            scope.leave(null);
+            throw ex;
+        }
+    }
+
+    private Optional<LockHandle> grant(LockRequest request, Duration wait, LockScope scope, boolean failWhenBusy) {
+        return grant(request, tenantOf(request), pathsOf(request), wait, scope, failWhenBusy);
+    }
+
+    private Optional<LockHandle> grant(LockRequest request, String tenant, List<LockPath> paths, Duration wait,
+            LockScope scope, boolean failWhenBusy) {
+        Duration lease = request.lease() != null ? request.lease() : settings.defaultLease();
+        String owner = scope != null ? scope.owner() : OwnerTokens.next();
+        GrantRequest grantRequest = new GrantRequest(request.kind(), tenant, paths, request.mode(), lease,
+                request.permits(), owner, OwnerTokens.next(), settings.nodeId(), Thread.currentThread().getName(), 0,
+                scope != null && scope.holdsAny());
+        long started = System.nanoTime();
+        Attempt attempt = new Attempt(started);
+        AcquireOutcome outcome = AcquireOutcome.ERROR;
+        try {
+            GrantResult result = attempt.run(request, grantRequest, wait);
+            if (result.grant() == null) {
+                // acquire/enter with a zero wait fail at once with the holders; only the try forms answer empty
+                if (!failWhenBusy) {
+                    outcome = AcquireOutcome.BUSY;
+                    return Optional.empty();
+                }
+                outcome = AcquireOutcome.TIMEOUT;
+                throw new LockTimeoutException("Lock " + target(request, tenant, paths), wait, result.conflicts());
+            }
+            outcome = AcquireOutcome.ACQUIRED;
+            return Optional.of(held(request, tenant, paths, lease, scope, result.grant(), attempt.sent));
+        }
+        catch (LockInterruptedException ex) {
+            outcome = AcquireOutcome.INTERRUPTED;
+            throw ex;
+        }
+        catch (DeadlockDetectedException ex) {
+            outcome = AcquireOutcome.DEADLOCK;
+            throw ex;
+        }
+        finally {
+            Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
+            for (LockListener listener : listeners) {
+                try {
+                    listener.acquireFinished(request, outcome, elapsed, attempt.waited);
+                }
+                catch (RuntimeException ex) {
+                    log.warn("Lock listener {} failed", listener, ex);
+                }
+            }
+        }
+    }
+
+    /** One acquisition: a first try, then polls with backoff and local wake-ups until the wait ends. */
+    private final class Attempt {
+
+        private final long started;
+
+        private long sent;
+
+        private boolean waited;
+
+        Attempt(long started) {
+            this.started = started;
+        }
+
+        GrantResult run(LockRequest request, GrantRequest grantRequest, Duration wait) {
+            sent = System.nanoTime();
+            GrantResult result = store.tryGrant(grantRequest);
+            if (result.grant() != null || wait.isZero()) {
+                return result;
+            }
+            waited = true;
+            long deadline = started + wait.toNanos();
+            // queue up: from now on this request blocks later conflicting ones (no writer starvation)
+            GrantRequest queued = grantRequest.withTicket(store.enqueue(grantRequest, settings.waiterLease()));
+            long renewQueueAt = System.nanoTime() + settings.waiterLease().toNanos() / 3;
+            long lookForDeadlockAt = System.nanoTime() + settings.deadlockCheckInterval().toNanos();
+            BackOffExecution delays = backOff.start();
+            boolean logged = false;
+            boolean granted = false;
+            waiting.incrementAndGet();
+            try (LocalWakeups.Waiter waiter = wakeups.register(request.kind(), grantRequest.tenant(), grantRequest.paths())) {
+                while (true) {
+                    long remaining = deadline - System.nanoTime();
+                    if (remaining <= 0) {
+                        return result;
+                    }
+                    long delay = delays.nextBackOff();
+                    if (delay == BackOffExecution.STOP) {
+                        delay = settings.backoffMax().toMillis();
+                    }
+                    if (waiter.await(Math.min(remaining, delay * 1_000_000L))) {
+                        // something was released: look again quickly
+                        delays = backOff.start();
+                    }
+                    if (!pollBudget.await(deadline)) {
+                        return result;
+                    }
+                    long now = System.nanoTime();
+                    if (now - renewQueueAt >= 0) {
+                        if (!store.keepWaiting(queued, settings.waiterLease())) {
+                            // the record lapsed (a long pause): queue again, at the back
+                            queued = grantRequest.withTicket(store.enqueue(grantRequest, settings.waiterLease()));
+                        }
+                        renewQueueAt = now + settings.waiterLease().toNanos() / 3;
+                    }
+                    if (queued.ownerHoldsLocks() && now - lookForDeadlockAt >= 0) {
+                        failIfDeadlocked(queued);
+                        lookForDeadlockAt = now + settings.deadlockCheckInterval().toNanos();
+                    }
+                    if (!logged && slowWait(started)) {
+                        logged = true;
+                        log.info("Still waiting after {} for {}: held by {}", Duration.ofNanos(now - started),
+                                request, describe(result));
+                    }
+                    // a read-only look first keeps waiters from opening write transactions while the lock stays busy
+                    List<LockHolder> conflicts = store.conflicts(queued);
+                    if (!conflicts.isEmpty()) {
+                        if (!sameHolders(conflicts, result.conflicts())) {
+                            // the holders changed hands: a release was seen, so the next may come soon too
+                            delays = backOff.start();
+                        }
+                        result = GrantResult.busy(conflicts);
+                        continue;
+                    }
+                    sent = System.nanoTime();
+                    result = store.tryGrant(queued);
+                    if (result.grant() != null) {
+                        granted = true;
+                        return result;
+                    }
+                }
+            }
+            catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                throw new LockInterruptedException("Interrupted while waiting for " + request, ex);
+            }
+            finally {
+                waiting.decrementAndGet();
+                if (!granted) {
+                    leaveQueue(queued);
+                }
+            }
+        }
+    }
+
+    private static boolean sameHolders(List<LockHolder> a, List<LockHolder> b) {
+        if (a.size() != b.size()) {
+            return false;
+        }
+        for (int i = 0; i < a.size(); i++) {
+            if (a.get(i).lockId() != b.get(i).lockId()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void leaveQueue(GrantRequest queued) {
+        try {
+            store.dequeue(queued);
+        }
+        catch (RuntimeException ex) {
+            log.debug("Could not leave the wait queue; the record lapses with its lease: {}", ex.toString());
+        }
+    }
+
+    private void failIfDeadlocked(GrantRequest queued) {
+        if (queued.kind() == LockKind.SEMAPHORE) {
+            return;
+        }
+        new WaitForGraph(store.waitGraph(queued.kind(), queued.tenant())).cycleToBreak(queued.owner()).ifPresent(cycle -> {
+            String description = String.join(", which waits for ", cycle.stream().map(LockHolder::describe).toList());
+            throw new DeadlockDetectedException("Deadlock: " + describe(queued) + " waits for " + description
+                    + ", which waits for this request; it is the youngest in the cycle and gives up", cycle);
+        });
+    }
+
+    private static String describe(GrantRequest request) {
+        return request.mode() + " " + (request.paths().size() == 1 ? request.paths().get(0) : request.paths())
+                + " (tenant '" + request.tenant() + "', node " + request.node() + ", thread " + request.thread() + ")";
+    }
+
+    private boolean slowWait(long started) {
+        Duration threshold = settings.slowWaitLog();
+        return threshold != null && System.nanoTime() - started > threshold.toNanos();
+    }
+
+    private static String describe(GrantResult result) {
+        return result.conflicts().isEmpty() ? "(holders just left)"
+                : String.join("; ", result.conflicts().stream().map(LockHolder::describe).toList());
+    }
+
+    /**
+     * What a request locks, in the words every message uses: {@code EXCLUSIVE /a in tenant 't'},
+     * {@code singleton 'x' in tenant 't'}, {@code semaphore 'x' (max 10) in tenant 't'}.
+     */
+    static String target(LockRequest request, String tenant, List<LockPath> paths) {
+        String what = switch (request.kind()) {
+            case PATH -> request.mode() + " " + (paths.size() == 1 ? paths.get(0).value() : paths.toString());
+            case SINGLETON -> "singleton '" + paths.get(0).value() + "'";
+            case SEMAPHORE -> "semaphore '" + paths.get(0).value() + "' (max " + request.permits() + ")";
+        };
+        return what + " in tenant '" + tenant + "'";
+    }
+
+    private GrantedLock held(LockRequest request, String tenant, List<LockPath> paths, Duration lease, LockScope scope,
+            Grant grant, long sent) {
+        GrantedLock handle = new GrantedLock(this, request, tenant, paths, lease, scope, grant, sent);
+        live.add(handle);
+        if (scope != null) {
+            scope.add(request.kind(), tenant, paths, request.mode(), handle);
+            renewer.register(handle);
+        }
+        return handle;
+    }
+
+    /**
+     * Puts a handle taken with {@link #acquire} under the watchdog, like the scoped forms.
+     *
+     * @param handle a handle of this service
+     * @return the handle
+     */
+    public LockHandle keepRenewed(LockHandle handle) {
+        if (!(handle instanceof GrantedLock granted) || !live.contains(granted)) {
+            throw new IllegalArgumentException("Not a live handle of this service: " + handle);
+        }
+        renewer.register(granted);
+        return handle;
+    }
+
+    /** Called once per handle when it is released; returns whether the store still had it. */
+    boolean released(GrantedLock handle) {
+        renewer.unregister(handle);
+        live.remove(handle);
+        try {
+            Duration keep = handle.request().lockAtLeastFor();
+            return store.release(handle.grant(), keep);
+        }
+        finally {
+            if (handle.scope() != null) {
+                handle.scope().leave(handle);
+            }
+            wakeups.released(handle.request().kind(), handle.tenant(), handle.paths());
+            for (LockListener listener : listeners) {
+                try {
+                    listener.released(handle);
+                }
+                catch (RuntimeException ex) {
+                    log.warn("Lock listener {} failed", listener, ex);
+                }
+            }
+        }
+    }
+
+    void leaseLost(GrantedLock handle, String reason) {
+        log.warn("Lost lock {}: {}", handle.describe(), reason);
+        for (LockListener listener : listeners) {
+            try {
+                listener.leaseLost(handle, reason);
+            }
+            catch (RuntimeException ex) {
+                log.warn("Lock listener {} failed", listener, ex);
+            }
+        }
+    }
+
+    private void purge() {
+        try {
+            int purged = store.purgeExpired();
+            if (purged > 0) {
+                log.debug("Purged {} expired lock row(s)", purged);
+            }
+        }
+        catch (RuntimeException ex) {
+            log.warn("Purging expired locks failed: {}", ex.toString());
+        }
+    }
+
+    private String tenantOf(LockRequest request) {
+        return request.tenant() != null ? request.tenant() : settings.defaultTenant();
+    }
+
+    private List<LockPath> pathsOf(LockRequest request) {
+        if (request.kind() != LockKind.PATH) {
+            return List.of(LockPath.flat(request.keys().get(0)));
+        }
+        if (request.keys().size() > settings.maxPathsPerRequest()) {
+            throw new IllegalArgumentException("A lock request may name at most " + settings.maxPathsPerRequest()
+                    + " paths, this one names " + request.keys().size());
+        }
+        List<LockPath> paths = new ArrayList<>(request.keys().size());
+        for (String key : request.keys()) {
+            paths.add(settings.pathNormalizer().normalize(key));
+        }
+        return LockPath.merge(paths);
+    }
+
+    /**
+     * Stops the watchdog and the purge, then releases every grant this service still holds, so that
+     * other nodes need not wait for the leases to run out.
+     */
+    @Override
+    public void close() {
+        if (purging != null) {
+            purging.cancel(false);
+        }
+        renewer.close();
+        for (GrantedLock handle : List.copyOf(live)) {
+            try {
+                handle.release();
+            }
+            catch (RuntimeException ex) {
+                log.warn("Could not release {} on shutdown; its lease will free it: {}", handle.describe(), ex.toString());
+            }
+        }
+        store.close();
+        if (ownScheduler != null) {
+            ownScheduler.shutdown();
+        }
+    }
+}

@@ -1,0 +1,180 @@
+package dev.locks;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+
+import dev.locks.store.Grant;
+
+/**
+ * A handle backed by a grant in the store. Validity is judged on this JVM's monotonic clock from
+ * the moment the last successful grant or renewal was sent, which is never later than the
+ * store's own lease start; no JVM time is ever compared with a store timestamp.
+ */
+final class GrantedLock implements LockHandle {
+
+    private enum State { HELD, RELEASED, LOST }
+
+    private final DefaultLockService service;
+
+    private final LockRequest request;
+
+    private final String tenant;
+
+    private final List<LockPath> paths;
+
+    private final Duration lease;
+
+    private final LockScope scope;
+
+    private final AtomicReference<State> state = new AtomicReference<>(State.HELD);
+
+    private volatile Grant grant;
+
+    private volatile long validUntilNanos;
+
+    private volatile long nextRenewalNanos;
+
+    private volatile String lostReason;
+
+    GrantedLock(DefaultLockService service, LockRequest request, String tenant, List<LockPath> paths,
+            Duration lease, LockScope scope, Grant grant, long sentNanos) {
+        this.service = service;
+        this.request = request;
+        this.tenant = tenant;
+        this.paths = paths;
+        this.lease = lease;
+        this.scope = scope;
+        this.grant = grant;
+        this.validUntilNanos = sentNanos + lease.toNanos();
+    }
+
+    @Override
+    public LockRequest request() {
+        return request;
+    }
+
+    @Override
+    public long fencingToken() {
+        return grant.fencingToken();
+    }
+
+    @Override
+    public Instant expiresAt() {
+        return grant.expiresAt();
+    }
+
+    @Override
+    public boolean isValid() {
+        return state.get() == State.HELD && System.nanoTime() - validUntilNanos < 0;
+    }
+
+    @Override
+    public void checkValid() {
+        if (isValid()) {
+            return;
+        }
+        State s = state.get();
+        String why = switch (s) {
+            case RELEASED -> "it was released";
+            case LOST -> lostReason;
+            case HELD -> "its lease of " + lease + " ran out at " + grant.expiresAt() + " without renewal";
+        };
+        throw new LockLostException("Lock " + describe() + " is no longer held: " + why);
+    }
+
+    @Override
+    public boolean renew() {
+        return renew(lease);
+    }
+
+    @Override
+    public boolean renew(Duration newLease) {
+        if (state.get() != State.HELD) {
+            return false;
+        }
+        long sent = System.nanoTime();
+        Map<String, Instant> renewed = service.store().renew(List.of(grant), newLease);
+        Instant until = renewed.get(grant.grantId());
+        if (until == null) {
+            lost("the store no longer has the grant: its lease expired or it was force-released");
+            return false;
+        }
+        renewed(until, sent, newLease);
+        return true;
+    }
+
+    void renewed(Instant until, long sentNanos, Duration renewedLease) {
+        Grant g = grant;
+        grant = new Grant(g.grantId(), g.owner(), g.fencingToken(), g.rows(), until);
+        validUntilNanos = sentNanos + renewedLease.toNanos();
+    }
+
+    /** Marks the lease lost, once; returns true if this call did. */
+    boolean lost(String reason) {
+        lostReason = reason;
+        if (state.compareAndSet(State.HELD, State.LOST)) {
+            service.leaseLost(this, reason);
+            return true;
+        }
+        return false;
+    }
+
+    @Override
+    public boolean release() {
+        State before = state.getAndSet(State.RELEASED);
+        if (before == State.RELEASED) {
+            return false;
+        }
+        boolean released = service.released(this);
+        return before == State.HELD && released;
+    }
+
+    boolean isHeld() {
+        return state.get() == State.HELD;
+    }
+
+    Grant grant() {
+        return grant;
+    }
+
+    String tenant() {
+        return tenant;
+    }
+
+    List<LockPath> paths() {
+        return paths;
+    }
+
+    Duration lease() {
+        return lease;
+    }
+
+    LockScope scope() {
+        return scope;
+    }
+
+    long validUntilNanos() {
+        return validUntilNanos;
+    }
+
+    long nextRenewalNanos() {
+        return nextRenewalNanos;
+    }
+
+    void nextRenewalNanos(long nanos) {
+        this.nextRenewalNanos = nanos;
+    }
+
+    String describe() {
+        return DefaultLockService.target(request, tenant, paths) + " (token " + grant.fencingToken() + ", owner "
+                + OwnerTokens.hint(grant.owner()) + "…)";
+    }
+
+    @Override
+    public String toString() {
+        return "LockHandle[" + describe() + ", " + state.get() + "]";
+    }
+}

@@ -1,0 +1,135 @@
+package dev.locks;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.scheduling.TaskScheduler;
+
+import dev.locks.store.Grant;
+import dev.locks.store.LockStore;
+
+/**
+ * The watchdog: renews the leases of registered handles every {@code lease/3} (or the configured
+ * interval) in batches, one store round per lease length per tick rather than one per lock. A
+ * handle whose renewal keeps failing until its lease has run out is marked lost.
+ */
+final class LeaseRenewer implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(LeaseRenewer.class);
+
+    private final LockStore store;
+
+    private final LockSettings settings;
+
+    private final Set<GrantedLock> handles = ConcurrentHashMap.newKeySet();
+
+    private final ScheduledFuture<?> ticks;
+
+    private final List<LockListener> listeners;
+
+    LeaseRenewer(LockStore store, LockSettings settings, TaskScheduler scheduler, List<LockListener> listeners) {
+        this.store = store;
+        this.settings = settings;
+        this.listeners = listeners;
+        this.ticks = scheduler.scheduleWithFixedDelay(this::renewDue, settings.renewalTick());
+    }
+
+    void register(GrantedLock handle) {
+        handle.nextRenewalNanos(System.nanoTime() + settings.renewIntervalFor(handle.lease()).toNanos());
+        handles.add(handle);
+    }
+
+    void unregister(GrantedLock handle) {
+        handles.remove(handle);
+    }
+
+    int size() {
+        return handles.size();
+    }
+
+    /** One round: renews every handle due now or within the next tick, grouped by lease. */
+    void renewDue() {
+        try {
+            long horizon = System.nanoTime() + settings.renewalTick().toNanos();
+            Map<Duration, List<GrantedLock>> due = new HashMap<>();
+            for (GrantedLock handle : handles) {
+                if (!handle.isHeld()) {
+                    handles.remove(handle);
+                }
+                else if (handle.nextRenewalNanos() - horizon <= 0) {
+                    due.computeIfAbsent(handle.lease(), k -> new ArrayList<>()).add(handle);
+                }
+            }
+            due.forEach(this::renew);
+        }
+        catch (RuntimeException ex) {
+            // the scheduler would stop calling a task that throws; the next tick must still come
+            log.error("Lease renewal round failed", ex);
+        }
+    }
+
+    private void renew(Duration lease, List<GrantedLock> batch) {
+        long sent = System.nanoTime();
+        List<Grant> grants = new ArrayList<>(batch.size());
+        batch.forEach(h -> grants.add(h.grant()));
+        Map<String, Instant> renewed;
+        try {
+            renewed = store.renew(grants, lease);
+        }
+        catch (RuntimeException ex) {
+            for (GrantedLock handle : batch) {
+                if (System.nanoTime() - handle.validUntilNanos() >= 0) {
+                    lose(handle, "its lease of " + lease + " ran out while the store could not be reached: " + ex.getMessage());
+                }
+                else {
+                    // try again on the next tick until the lease is gone
+                    handle.nextRenewalNanos(System.nanoTime());
+                }
+            }
+            log.warn("Could not renew {} lease(s); retrying until they run out: {}", batch.size(), ex.toString());
+            return;
+        }
+        long next = sent + settings.renewIntervalFor(lease).toNanos();
+        if (!renewed.isEmpty()) {
+            for (LockListener listener : listeners) {
+                try {
+                    listener.renewed(renewed.size());
+                }
+                catch (RuntimeException ex) {
+                    // a failing listener must not keep the renewed handles from learning their new lease
+                    log.warn("Lock listener {} failed", listener, ex);
+                }
+            }
+        }
+        for (GrantedLock handle : batch) {
+            Instant until = renewed.get(handle.grant().grantId());
+            if (until != null) {
+                handle.renewed(until, sent, lease);
+                handle.nextRenewalNanos(next);
+            }
+            else if (handle.isHeld()) {
+                lose(handle, "the store no longer had the grant at renewal: its lease expired or it was force-released");
+            }
+        }
+    }
+
+    private void lose(GrantedLock handle, String reason) {
+        handles.remove(handle);
+        handle.lost(reason);
+    }
+
+    @Override
+    public void close() {
+        ticks.cancel(false);
+        handles.clear();
+    }
+}

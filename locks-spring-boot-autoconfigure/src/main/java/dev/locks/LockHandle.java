@@ -1,0 +1,80 @@
+package dev.locks;
+
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * A granted lock. Closing it releases it, so it fits try-with-resources:
+ *
+ * <pre>{@code
+ * try (LockHandle lock = locks.acquire(LockRequest.paths("/a").build())) {
+ *     write(data, lock.fencingToken());
+ * }
+ * }</pre>
+ *
+ * Only the handle's owner can renew or release the grant.
+ */
+public interface LockHandle extends AutoCloseable {
+
+    /**
+     * @return the request this handle was granted for
+     */
+    LockRequest request();
+
+    /**
+     * A number strictly greater than that of every earlier grant whose paths overlap this one, across
+     * releases, expiries and restarts. Pass it to downstream writes so that they can reject a holder
+     * that lost its lock (for example {@code UPDATE ... WHERE fence < :token}).
+     *
+     * @return the fencing token
+     */
+    long fencingToken();
+
+    /**
+     * @return when the lease ends unless renewed, in database time
+     */
+    Instant expiresAt();
+
+    /**
+     * @return true while the lease is believed to be held: not released, not lost, not past its lease
+     */
+    boolean isValid();
+
+    /**
+     * @throws LockLostException if the lock was released, lost or force-released
+     */
+    void checkValid();
+
+    /**
+     * Extends the lease by the request's lease from now (database time).
+     *
+     * @return false if the lease was already lost or the handle released
+     * @throws LockUnavailableException if the store cannot be reached
+     */
+    boolean renew();
+
+    /**
+     * Extends the lease by {@code lease} from now (database time).
+     *
+     * @param lease the new lease
+     * @return false if the lease was already lost or the handle released
+     * @throws LockUnavailableException if the store cannot be reached
+     */
+    boolean renew(Duration lease);
+
+    /**
+     * Releases the grant. Inside a transaction on the lock store's DataSource the release joins that
+     * transaction, so that it commits together with the work (and is retried on its own if the
+     * transaction rolls back).
+     *
+     * @return true if this call released a grant that was still held
+     * @throws LockUnavailableException if the store cannot be reached; the lease then frees the lock
+     */
+    boolean release();
+
+    /** Same as {@link #release()}. */
+    @Override
+    default void close() {
+        release();
+    }
+}

@@ -1,0 +1,48 @@
+package dev.locks;
+
+import java.time.Duration;
+
+/**
+ * Told about lock events on this node: for metrics, alerts and tests. Called on the thread where
+ * the event happens (the watchdog's for renewals and lost leases); implementations must be quick
+ * and must not throw.
+ */
+public interface LockListener {
+
+    /**
+     * An acquisition ended.
+     *
+     * @param request what was asked for
+     * @param outcome how it ended
+     * @param elapsed from the call to its end, waiting included
+     * @param waited whether the request had to wait (was busy at first)
+     */
+    default void acquireFinished(LockRequest request, AcquireOutcome outcome, Duration elapsed, boolean waited) {
+    }
+
+    /**
+     * A handle was released by its owner.
+     *
+     * @param handle the handle
+     */
+    default void released(LockHandle handle) {
+    }
+
+    /**
+     * The watchdog renewed leases.
+     *
+     * @param grants how many grants one renewal round extended
+     */
+    default void renewed(int grants) {
+    }
+
+    /**
+     * A grant's lease could not be renewed before it ran out, or the grant vanished from the store
+     * (expired or force-released): another owner may hold the lock now.
+     *
+     * @param handle the handle, now invalid
+     * @param reason why
+     */
+    default void leaseLost(LockHandle handle, String reason) {
+    }
+}

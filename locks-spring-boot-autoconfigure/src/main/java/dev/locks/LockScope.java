@@ -1,0 +1,87 @@
+package dev.locks;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The owner shared by the scoped acquisitions ({@code call}, {@code enter}, annotations) of one
+ * thread, and the grants it holds, for re-entry without a store round trip. Like Alfresco's
+ * thread-local lock owner.
+ */
+final class LockScope {
+
+    private static final ThreadLocal<LockScope> CURRENT = new ThreadLocal<>();
+
+    private final String owner = OwnerTokens.next();
+
+    private final Thread thread = Thread.currentThread();
+
+    private final List<Entry> entries = new ArrayList<>();
+
+    private int depth;
+
+    private LockScope() {
+    }
+
+    /** Opens (or joins) the current thread's scope; pair with {@link #leave}. */
+    static LockScope enter() {
+        LockScope scope = CURRENT.get();
+        if (scope == null || scope.depth == 0) {
+            scope = new LockScope();
+            CURRENT.set(scope);
+        }
+        scope.depth++;
+        return scope;
+    }
+
+    String owner() {
+        return owner;
+    }
+
+    /**
+     * The paths of {@code paths} that the scope does not already hold in an equal or stronger mode.
+     */
+    synchronized List<LockPath> uncovered(LockKind kind, String tenant, List<LockPath> paths, LockMode mode) {
+        List<LockPath> missing = new ArrayList<>();
+        for (LockPath path : paths) {
+            if (covering(kind, tenant, path, mode) == null) {
+                missing.add(path);
+            }
+        }
+        return missing;
+    }
+
+    /** A handle of this scope whose grant covers the path, or null. */
+    synchronized LockHandle covering(LockKind kind, String tenant, LockPath path, LockMode mode) {
+        for (Entry e : entries) {
+            if (e.kind == kind && e.tenant.equals(tenant) && e.mode.covers(mode)
+                    && (e.path.equals(path) || e.path.isAncestorOf(path)) && e.handle.isValid()) {
+                return e.handle;
+            }
+        }
+        return null;
+    }
+
+    /** Whether the scope holds any grant: then earlier waiters must not block it (they may wait for it). */
+    synchronized boolean holdsAny() {
+        return !entries.isEmpty();
+    }
+
+    synchronized void add(LockKind kind, String tenant, List<LockPath> paths, LockMode mode, LockHandle handle) {
+        for (LockPath path : paths) {
+            entries.add(new Entry(kind, tenant, path, mode, handle));
+        }
+    }
+
+    /** Forgets the handle's entries and closes the scope when its last handle leaves. */
+    synchronized void leave(LockHandle handle) {
+        entries.removeIf(e -> e.handle == handle);
+        depth--;
+        if (depth == 0 && Thread.currentThread() == thread && CURRENT.get() == this) {
+            CURRENT.remove();
+        }
+    }
+
+    private record Entry(LockKind kind, String tenant, LockPath path, LockMode mode, LockHandle handle) {
+    }
+}

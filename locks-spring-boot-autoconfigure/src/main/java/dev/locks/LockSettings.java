@@ -1,0 +1,354 @@
+package dev.locks;
+
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The engine's defaults and tuning, shared by every store. Immutable; start with {@link #builder()}.
+ */
+public final class LockSettings {
+
+    private final String nodeId;
+
+    private final String defaultTenant;
+
+    private final Duration defaultLease;
+
+    private final Duration defaultWait;
+
+    private final Duration renewInterval;
+
+    private final Duration renewalTick;
+
+    private final Duration backoffInitial;
+
+    private final double backoffMultiplier;
+
+    private final Duration backoffMax;
+
+    private final Duration backoffJitter;
+
+    private final PathNormalizer pathNormalizer;
+
+    private final int maxPathsPerRequest;
+
+    private final Duration purgeInterval;
+
+    private final Duration slowWaitLog;
+
+    private final List<LockListener> listeners;
+
+    private final Duration waiterLease;
+
+    private final Duration deadlockCheckInterval;
+
+    private final int maxPollsPerSecond;
+
+    private LockSettings(Builder b) {
+        this.nodeId = b.nodeId != null ? b.nodeId : defaultNodeId();
+        this.defaultTenant = PathNormalizer.checkName("default tenant", b.defaultTenant, 190);
+        this.defaultLease = positive("defaultLease", b.defaultLease);
+        this.defaultWait = Objects.requireNonNull(b.defaultWait, "defaultWait");
+        this.renewInterval = b.renewInterval;
+        this.renewalTick = positive("renewalTick", b.renewalTick);
+        this.backoffInitial = positive("backoffInitial", b.backoffInitial);
+        if (b.backoffMultiplier < 1.0) {
+            throw new IllegalArgumentException("backoffMultiplier must be at least 1, was " + b.backoffMultiplier);
+        }
+        this.backoffMultiplier = b.backoffMultiplier;
+        this.backoffMax = positive("backoffMax", b.backoffMax);
+        this.backoffJitter = Objects.requireNonNull(b.backoffJitter, "backoffJitter");
+        this.pathNormalizer = new PathNormalizer(b.caseSensitive, b.maxPathLength);
+        this.maxPathsPerRequest = b.maxPathsPerRequest;
+        this.purgeInterval = b.purgeInterval;
+        this.slowWaitLog = b.slowWaitLog;
+        this.listeners = List.copyOf(b.listeners);
+        this.waiterLease = positive("waiterLease", b.waiterLease);
+        this.deadlockCheckInterval = positive("deadlockCheckInterval", b.deadlockCheckInterval);
+        if (b.maxPollsPerSecond < 1) {
+            throw new IllegalArgumentException("maxPollsPerSecond must be positive, was " + b.maxPollsPerSecond);
+        }
+        this.maxPollsPerSecond = b.maxPollsPerSecond;
+    }
+
+    private static Duration positive(String what, Duration d) {
+        Objects.requireNonNull(d, what);
+        if (d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException(what + " must be positive, was " + d);
+        }
+        return d;
+    }
+
+    /** @return a builder with the defaults */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** @return a host-and-process name, e.g. {@code web-1:4711} */
+    public static String defaultNodeId() {
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        }
+        catch (Exception ex) {
+            host = "unknown-host";
+        }
+        return host + ":" + ManagementFactory.getRuntimeMXBean().getPid();
+    }
+
+    /** @return this node's name, stored with every grant */
+    public String nodeId() {
+        return nodeId;
+    }
+
+    /** @return the tenant of requests that name none */
+    public String defaultTenant() {
+        return defaultTenant;
+    }
+
+    /** @return the lease of requests that set none */
+    public Duration defaultLease() {
+        return defaultLease;
+    }
+
+    /** @return the wait of requests that set none */
+    public Duration defaultWait() {
+        return defaultWait;
+    }
+
+    /**
+     * @param lease a grant's lease
+     * @return how often the watchdog renews it: the configured interval, or a third of the lease
+     */
+    public Duration renewIntervalFor(Duration lease) {
+        Duration third = lease.dividedBy(3);
+        return renewInterval == null || renewInterval.compareTo(third) > 0 ? third : renewInterval;
+    }
+
+    /** @return how often the watchdog looks for leases due for renewal */
+    public Duration renewalTick() {
+        return renewalTick;
+    }
+
+    /** @return first delay between polls of a waiting request */
+    public Duration backoffInitial() {
+        return backoffInitial;
+    }
+
+    /** @return growth of the delay between polls */
+    public double backoffMultiplier() {
+        return backoffMultiplier;
+    }
+
+    /** @return longest delay between polls */
+    public Duration backoffMax() {
+        return backoffMax;
+    }
+
+    /** @return random jitter added to each delay, so that waiters on many nodes spread out */
+    public Duration backoffJitter() {
+        return backoffJitter;
+    }
+
+    /** @return the path rules */
+    public PathNormalizer pathNormalizer() {
+        return pathNormalizer;
+    }
+
+    /** @return the most paths one request may name */
+    public int maxPathsPerRequest() {
+        return maxPathsPerRequest;
+    }
+
+    /** @return how often expired grants are purged from the store; null or zero for never */
+    public Duration purgeInterval() {
+        return purgeInterval;
+    }
+
+    /** @return a wait longer than this logs the holders once at INFO; null for never */
+    public Duration slowWaitLog() {
+        return slowWaitLog;
+    }
+
+    /** @return lease of a waiting request's queue record; a dead waiter stops blocking others after it */
+    public Duration waiterLease() {
+        return waiterLease;
+    }
+
+    /** @return how often a waiting owner that holds locks looks for a deadlock cycle */
+    public Duration deadlockCheckInterval() {
+        return deadlockCheckInterval;
+    }
+
+    /** @return the most store polls per second this node makes for all its waiting requests together */
+    public int maxPollsPerSecond() {
+        return maxPollsPerSecond;
+    }
+
+    /** @return listeners told about lost leases and other events */
+    public List<LockListener> listeners() {
+        return listeners;
+    }
+
+    /** Builds {@link LockSettings}. */
+    public static final class Builder {
+
+        private String nodeId;
+
+        private String defaultTenant = "default";
+
+        private Duration defaultLease = Duration.ofSeconds(30);
+
+        private Duration defaultWait = Duration.ofSeconds(10);
+
+        private Duration renewInterval;
+
+        private Duration renewalTick = Duration.ofMillis(100);
+
+        private Duration backoffInitial = Duration.ofMillis(2);
+
+        private double backoffMultiplier = 1.5;
+
+        private Duration backoffMax = Duration.ofMillis(50);
+
+        private Duration backoffJitter = Duration.ofMillis(1);
+
+        private boolean caseSensitive = true;
+
+        private int maxPathLength = PathNormalizer.DEFAULT_MAX_LENGTH;
+
+        private int maxPathsPerRequest = 1000;
+
+        private Duration purgeInterval = Duration.ofMinutes(1);
+
+        private Duration slowWaitLog = Duration.ofSeconds(5);
+
+        private final List<LockListener> listeners = new ArrayList<>();
+
+        private Duration waiterLease = Duration.ofSeconds(5);
+
+        private Duration deadlockCheckInterval = Duration.ofMillis(500);
+
+        private int maxPollsPerSecond = 500;
+
+        private Builder() {
+        }
+
+        /** @param polls most store polls per second for all waiters of this node @return this builder */
+        public Builder maxPollsPerSecond(int polls) {
+            this.maxPollsPerSecond = polls;
+            return this;
+        }
+
+        /** @param lease lease of a waiting request's queue record @return this builder */
+        public Builder waiterLease(Duration lease) {
+            this.waiterLease = lease;
+            return this;
+        }
+
+        /** @param interval how often waiting owners that hold locks look for deadlocks @return this builder */
+        public Builder deadlockCheckInterval(Duration interval) {
+            this.deadlockCheckInterval = interval;
+            return this;
+        }
+
+        /** @param nodeId this node's name @return this builder */
+        public Builder nodeId(String nodeId) {
+            this.nodeId = PathNormalizer.checkName("node id", nodeId, 190);
+            return this;
+        }
+
+        /** @param tenant the default tenant @return this builder */
+        public Builder defaultTenant(String tenant) {
+            this.defaultTenant = tenant;
+            return this;
+        }
+
+        /** @param lease the default lease @return this builder */
+        public Builder defaultLease(Duration lease) {
+            this.defaultLease = lease;
+            return this;
+        }
+
+        /** @param wait the default wait @return this builder */
+        public Builder defaultWait(Duration wait) {
+            this.defaultWait = wait;
+            return this;
+        }
+
+        /** @param interval renewal interval; null for a third of each lease @return this builder */
+        public Builder renewInterval(Duration interval) {
+            this.renewInterval = interval;
+            return this;
+        }
+
+        /** @param tick how often the watchdog checks for due renewals @return this builder */
+        public Builder renewalTick(Duration tick) {
+            this.renewalTick = tick;
+            return this;
+        }
+
+        /**
+         * @param initial first delay between polls
+         * @param multiplier growth per poll
+         * @param max longest delay
+         * @param jitter random jitter
+         * @return this builder
+         */
+        public Builder backoff(Duration initial, double multiplier, Duration max, Duration jitter) {
+            this.backoffInitial = initial;
+            this.backoffMultiplier = multiplier;
+            this.backoffMax = max;
+            this.backoffJitter = jitter;
+            return this;
+        }
+
+        /** @param caseSensitive false to fold path case with Locale.ROOT @return this builder */
+        public Builder caseSensitive(boolean caseSensitive) {
+            this.caseSensitive = caseSensitive;
+            return this;
+        }
+
+        /** @param max longest normalised path @return this builder */
+        public Builder maxPathLength(int max) {
+            this.maxPathLength = max;
+            return this;
+        }
+
+        /** @param max most paths per request @return this builder */
+        public Builder maxPathsPerRequest(int max) {
+            if (max < 1) {
+                throw new IllegalArgumentException("maxPathsPerRequest must be positive, was " + max);
+            }
+            this.maxPathsPerRequest = max;
+            return this;
+        }
+
+        /** @param interval purge interval; null or zero to never purge @return this builder */
+        public Builder purgeInterval(Duration interval) {
+            this.purgeInterval = interval;
+            return this;
+        }
+
+        /** @param threshold wait after which holders are logged; null for never @return this builder */
+        public Builder slowWaitLog(Duration threshold) {
+            this.slowWaitLog = threshold;
+            return this;
+        }
+
+        /** @param listener told about lost leases and other events @return this builder */
+        public Builder listener(LockListener listener) {
+            this.listeners.add(Objects.requireNonNull(listener, "listener"));
+            return this;
+        }
+
+        /** @return the settings */
+        public LockSettings build() {
+            return new LockSettings(this);
+        }
+    }
+}

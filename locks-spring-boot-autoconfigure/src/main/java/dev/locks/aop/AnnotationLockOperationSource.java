@@ -1,0 +1,216 @@
+package dev.locks.aop;
+
+import java.lang.annotation.Annotation;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.context.expression.AnnotatedElementKey;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.annotation.AnnotationUtils;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.BeanReference;
+import org.springframework.expression.spel.standard.SpelExpression;
+import org.springframework.util.ClassUtils;
+import org.springframework.util.ReflectionUtils;
+
+import dev.locks.annotation.ClusterSingleton;
+import dev.locks.annotation.PathLocked;
+import dev.locks.annotation.Semaphore;
+
+/**
+ * Reads {@link PathLocked}, {@link ClusterSingleton} and {@link Semaphore} from methods and classes,
+ * once per method and target class (like Spring's {@code AnnotationCacheOperationSource}).
+ *
+ * <p>An annotation on the method wins over one of the same kind on its class; a class annotation
+ * applies to every public method. Annotations on interface methods and superclasses count. Several
+ * kinds on one method are taken outermost first: singleton, semaphore, paths.
+ *
+ * <p>The first time a class is seen (when the auto-proxy creator asks whether to proxy it, during
+ * start-up) every method of the class is checked: durations, names, limits, return types, the SpEL
+ * syntax and the beans that expressions refer to. A bad annotation fails the start, with an
+ * {@link InvalidLockAnnotationException} naming the method and the attribute. The parsed
+ * expressions stay in the {@link LockExpressionEvaluator}'s cache for the calls.
+ */
+public class AnnotationLockOperationSource implements LockOperationSource, BeanFactoryAware {
+
+    private static final Set<Class<? extends Annotation>> ANNOTATIONS = Set.of(PathLocked.class,
+            ClusterSingleton.class, Semaphore.class);
+
+    private final LockExpressionEvaluator evaluator;
+
+    private final Map<MethodClassKey, List<LockOperation>> cache = new ConcurrentHashMap<>(256);
+
+    private final Set<Class<?>> checkedClasses = ConcurrentHashMap.newKeySet();
+
+    private BeanFactory beanFactory;
+
+    /**
+     * @param evaluator parses the expressions at start-up and keeps them for the calls
+     */
+    public AnnotationLockOperationSource(LockExpressionEvaluator evaluator) {
+        this.evaluator = evaluator;
+    }
+
+    @Override
+    public void setBeanFactory(BeanFactory beanFactory) {
+        this.beanFactory = beanFactory;
+    }
+
+    @Override
+    public boolean isCandidateClass(Class<?> targetClass) {
+        return AnnotationUtils.isCandidateClass(targetClass, ANNOTATIONS);
+    }
+
+    @Override
+    public List<LockOperation> getLockOperations(Method method, Class<?> targetClass) {
+        if (ReflectionUtils.isObjectMethod(method)) {
+            return List.of();
+        }
+        MethodClassKey key = new MethodClassKey(method, targetClass);
+        List<LockOperation> operations = cache.get(key);
+        if (operations != null) {
+            return operations;
+        }
+        if (targetClass != null && checkedClasses.add(targetClass)) {
+            checkAllMethods(targetClass);
+        }
+        operations = compute(method, targetClass);
+        cache.put(key, operations);
+        return operations;
+    }
+
+    /**
+     * The method whose annotations and parameter names count: the implementation on the target class.
+     *
+     * @param method the invoked method
+     * @param targetClass the target's class, or null
+     * @return the most specific method
+     */
+    static Method targetMethod(Method method, Class<?> targetClass) {
+        return targetClass == null ? method : AopUtils.getMostSpecificMethod(method, ClassUtils.getUserClass(targetClass));
+    }
+
+    private void checkAllMethods(Class<?> targetClass) {
+        try {
+            for (Method method : ReflectionUtils.getUniqueDeclaredMethods(ClassUtils.getUserClass(targetClass),
+                    ReflectionUtils.USER_DECLARED_METHODS)) {
+                getLockOperations(method, targetClass);
+            }
+        }
+        catch (RuntimeException ex) {
+            checkedClasses.remove(targetClass);
+            throw ex;
+        }
+    }
+
+    private List<LockOperation> compute(Method method, Class<?> targetClass) {
+        Method specific = targetMethod(method, targetClass);
+        Class<?> userClass = targetClass != null ? ClassUtils.getUserClass(targetClass) : specific.getDeclaringClass();
+        LockAnnotationParser parser = new LockAnnotationParser(specific, userClass);
+        ClusterSingleton singleton = find(specific, userClass, ClusterSingleton.class, parser);
+        Semaphore semaphore = find(specific, userClass, Semaphore.class, parser);
+        PathLocked paths = find(specific, userClass, PathLocked.class, parser);
+        if (singleton == null && semaphore == null && paths == null) {
+            return List.of();
+        }
+        checkReturnType(specific, parser);
+        List<LockOperation> operations = new ArrayList<>(3);
+        if (singleton != null) {
+            operations.add(parser.parse(singleton));
+        }
+        if (semaphore != null) {
+            operations.add(parser.parse(semaphore));
+        }
+        if (paths != null) {
+            operations.add(parser.parse(paths));
+        }
+        AnnotatedElementKey element = new AnnotatedElementKey(specific, targetClass);
+        for (LockOperation operation : operations) {
+            checkExpressions(operation, element);
+        }
+        return List.copyOf(operations);
+    }
+
+    /** The method's own annotation of the kind, else (for public methods) its class's. */
+    private static <A extends Annotation> A find(Method method, Class<?> userClass, Class<A> type,
+            LockAnnotationParser parser) {
+        A onMethod = AnnotatedElementUtils.findMergedAnnotation(method, type);
+        if (onMethod != null) {
+            if (Modifier.isPrivate(method.getModifiers()) || Modifier.isStatic(method.getModifiers())) {
+                throw new InvalidLockAnnotationException("@" + type.getSimpleName() + " on " + parser.description()
+                        + ": a private or static method is never"
+                        + " called through the proxy, so it would run unlocked; make it public (or protected for"
+                        + " class proxies) and call it through the bean");
+            }
+            return onMethod;
+        }
+        if (!Modifier.isPublic(method.getModifiers()) || Modifier.isStatic(method.getModifiers())) {
+            return null;
+        }
+        return AnnotatedElementUtils.findMergedAnnotation(userClass, type);
+    }
+
+    /** Work that continues after the method returns would run after the release. */
+    private static void checkReturnType(Method method, LockAnnotationParser parser) {
+        if (isPublisher(method.getReturnType())) {
+            throw new InvalidLockAnnotationException("Lock annotation on " + parser.description()
+                    + ": reactive return types are not supported; the lock would be released when the publisher"
+                    + " is returned, before its work runs");
+        }
+    }
+
+    private static boolean isPublisher(Class<?> type) {
+        if (type == null) {
+            return false;
+        }
+        if (type.getName().equals("org.reactivestreams.Publisher")) {
+            return true;
+        }
+        for (Class<?> parent : type.getInterfaces()) {
+            if (isPublisher(parent)) {
+                return true;
+            }
+        }
+        return isPublisher(type.getSuperclass());
+    }
+
+    private void checkExpressions(LockOperation operation, AnnotatedElementKey element) {
+        if (evaluator == null) {
+            return;
+        }
+        for (String text : operation.expressions()) {
+            Expression expression;
+            try {
+                expression = evaluator.parse(text, element);
+            }
+            catch (ParseException ex) {
+                throw new InvalidLockAnnotationException(operation.describe() + ": expression '" + text
+                        + "' is not valid SpEL: " + ex.getMessage(), ex);
+            }
+            if (beanFactory != null && expression instanceof SpelExpression spel) {
+                checkBeans(operation, text, spel.getAST());
+            }
+        }
+    }
+
+    private void checkBeans(LockOperation operation, String text, SpelNode node) {
+        if (node instanceof BeanReference bean && !beanFactory.containsBean(bean.getName())) {
+            throw new InvalidLockAnnotationException(operation.describe() + ": expression '" + text
+                    + "' refers to bean '" + bean.getName() + "', but there is no such bean");
+        }
+        for (int i = 0; i < node.getChildCount(); i++) {
+            checkBeans(operation, text, node.getChild(i));
+        }
+    }
+}

@@ -1,0 +1,191 @@
+package dev.locks.aop;
+
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.aop.framework.AopProxyUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.context.expression.AnnotatedElementKey;
+import org.springframework.core.MethodClassKey;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.util.function.SingletonSupplier;
+
+import dev.locks.InvalidLockPathException;
+import dev.locks.LockHandle;
+import dev.locks.LockRequest;
+import dev.locks.LockService;
+
+/**
+ * Runs a method under the locks its {@link LockOperation}s ask for (the counterpart of Spring's
+ * {@code CacheInterceptor}).
+ *
+ * <p>Per call: every expression is evaluated first, so that a null path fails before anything is
+ * locked or run; then the locks are entered in order in the thread's lock scope ({@link
+ * LockService#enter}: re-entry, watchdog renewal); then the method runs.
+ *
+ * <p>Release: with no transaction active when the locks were taken, in {@code finally}. Inside a
+ * transaction, at its end (see {@link TransactionBoundRelease}), never before the work commits. With
+ * the advisor ordered outside {@code @Transactional} (the default), the method's own transaction is
+ * not active yet when the lock is taken: lock, begin, method, commit, release.
+ */
+public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
+
+    private static final Logger log = LoggerFactory.getLogger(LockInterceptor.class);
+
+    private final Supplier<LockService> lockService;
+
+    private final LockOperationSource operationSource;
+
+    private final LockExpressionEvaluator evaluator;
+
+    private BeanFactory beanFactory;
+
+    private Supplier<?> lockStoreResource = () -> null;
+
+    private final Map<MethodClassKey, TargetMethod> targetMethods = new ConcurrentHashMap<>(256);
+
+    /**
+     * @param lockService the lock service, looked up on first use so that the advisor can be created
+     *                    early without pulling the DataSource along
+     * @param operationSource which locks a method needs
+     * @param evaluator the expression cache shared with the operation source
+     */
+    public LockInterceptor(Supplier<LockService> lockService, LockOperationSource operationSource,
+            LockExpressionEvaluator evaluator) {
+        this.lockService = SingletonSupplier.of(Objects.requireNonNull(lockService, "lockService"));
+        this.operationSource = Objects.requireNonNull(operationSource, "operationSource");
+        this.evaluator = Objects.requireNonNull(evaluator, "evaluator");
+    }
+
+    @Override
+    public void setBeanFactory(BeanFactory beanFactory) {
+        this.beanFactory = beanFactory;
+    }
+
+    /**
+     * The transactional resource the lock store works on: its {@code DataSource}. When the caller's
+     * transaction holds it, a deferred release joins that transaction at commit, so that the work
+     * and the release commit together; otherwise the release follows the commit. Unset, releases
+     * always follow the commit. A supplier, so that the DataSource is not created with the advisor.
+     *
+     * @param resource gives the lock store's DataSource, or null if unknown
+     */
+    public void setLockStoreResource(Supplier<?> resource) {
+        this.lockStoreResource = SingletonSupplier.of(Objects.requireNonNull(resource, "resource"));
+    }
+
+    @Override
+    public Object invoke(MethodInvocation invocation) throws Throwable {
+        Method method = invocation.getMethod();
+        Object target = invocation.getThis();
+        Class<?> targetClass = target != null ? AopProxyUtils.ultimateTargetClass(target) : null;
+        List<LockOperation> operations = operationSource.getLockOperations(method, targetClass);
+        if (operations.isEmpty()) {
+            return invocation.proceed();
+        }
+        List<LockRequest> requests = requests(operations, invocation, targetClass);
+        List<LockHandle> held = new ArrayList<>(operations.size());
+        try {
+            for (int i = 0; i < operations.size(); i++) {
+                Optional<LockHandle> handle = enter(operations.get(i), requests.get(i));
+                if (handle.isEmpty()) {
+                    log.debug("Skipped {}: {} is held elsewhere", operations.get(i).method(), requests.get(i));
+                    releaseNow(held, null);
+                    return skippedResult(method);
+                }
+                held.add(handle.get());
+            }
+        }
+        catch (RuntimeException | Error ex) {
+            releaseNow(held, ex);
+            throw ex;
+        }
+        if (TransactionSynchronizationManager.isSynchronizationActive()
+                && TransactionSynchronizationManager.isActualTransactionActive()) {
+            TransactionSynchronizationManager.registerSynchronization(
+                    new TransactionBoundRelease(held, lockStoreResource.get()));
+            return invocation.proceed();
+        }
+        Throwable failure = null;
+        try {
+            return invocation.proceed();
+        }
+        catch (Throwable ex) {
+            failure = ex;
+            throw ex;
+        }
+        finally {
+            releaseNow(held, failure);
+        }
+    }
+
+    private List<LockRequest> requests(List<LockOperation> operations, MethodInvocation invocation,
+            Class<?> targetClass) {
+        TargetMethod target = targetMethods.computeIfAbsent(new MethodClassKey(invocation.getMethod(), targetClass),
+                key -> TargetMethod.of(invocation.getMethod(), targetClass));
+        InvocationValues values = new InvocationValues(evaluator, target.element(),
+                evaluator.createContext(invocation.getMethod(), invocation.getArguments(), invocation.getThis(),
+                        targetClass, target.method(), beanFactory));
+        List<LockRequest> requests = new ArrayList<>(operations.size());
+        for (LockOperation operation : operations) {
+            requests.add(operation.newRequest(values));
+        }
+        return requests;
+    }
+
+    private Optional<LockHandle> enter(LockOperation operation, LockRequest request) {
+        LockService locks = lockService.get();
+        try {
+            return operation.skipWhenBusy() ? locks.tryEnter(request) : Optional.of(locks.enter(request));
+        }
+        catch (InvalidLockPathException ex) {
+            throw new InvalidLockPathException(ex.getPath(), ex.getReason() + " (from " + operation.describe() + ")");
+        }
+    }
+
+    /**
+     * The implementation method whose parameter names the expressions see, and the key of its
+     * parsed expressions; looked up once per method and target class, not per call.
+     */
+    private record TargetMethod(Method method, AnnotatedElementKey element) {
+
+        static TargetMethod of(Method method, Class<?> targetClass) {
+            Method specific = AnnotationLockOperationSource.targetMethod(method, targetClass);
+            return new TargetMethod(specific, new AnnotatedElementKey(specific, targetClass));
+        }
+    }
+
+    /** A skipped singleton returns nothing: null, or an empty Optional (primitives are refused at start-up). */
+    private static Object skippedResult(Method method) {
+        return method.getReturnType() == Optional.class ? Optional.empty() : null;
+    }
+
+    /**
+     * Releases in reverse order. A failed release is logged, not thrown: the method's own outcome
+     * stands, and the lease frees the lock in time.
+     */
+    static void releaseNow(List<LockHandle> held, Throwable failure) {
+        for (int i = held.size() - 1; i >= 0; i--) {
+            try {
+                held.get(i).release();
+            }
+            catch (RuntimeException ex) {
+                if (failure != null) {
+                    failure.addSuppressed(ex);
+                }
+                log.warn("Could not release {}; its lease will free it: {}", held.get(i), ex.toString());
+            }
+        }
+    }
+}

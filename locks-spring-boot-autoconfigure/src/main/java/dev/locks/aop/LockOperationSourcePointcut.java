@@ -1,0 +1,46 @@
+package dev.locks.aop;
+
+import java.lang.reflect.Method;
+
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Matches the methods for which the {@link LockOperationSource} has operations. Asking it is what
+ * makes the source check every annotated method of a bean when the bean is proxied.
+ */
+final class LockOperationSourcePointcut extends StaticMethodMatcherPointcut {
+
+    private final LockOperationSource source;
+
+    LockOperationSourcePointcut(LockOperationSource source) {
+        this.source = source;
+        setClassFilter(type -> source.isCandidateClass(type) && !isQuartzJob(type));
+    }
+
+    // A Quartz job with @ClusterSingleton is guarded per scheduled fire by the Quartz trigger listener.
+    // Spring's job factory builds jobs with createBean, which would otherwise proxy them for a second lock.
+    private static boolean isQuartzJob(Class<?> type) {
+        return ClassUtils.getAllInterfacesForClassAsSet(type).stream().anyMatch(i -> i.getName().equals("org.quartz.Job"));
+    }
+
+    @Override
+    public boolean matches(Method method, Class<?> targetClass) {
+        return !source.getLockOperations(method, targetClass).isEmpty();
+    }
+
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof LockOperationSourcePointcut that && that.source.equals(source);
+    }
+
+    @Override
+    public int hashCode() {
+        return LockOperationSourcePointcut.class.hashCode();
+    }
+
+    @Override
+    public String toString() {
+        return getClass().getName() + ": " + source;
+    }
+}

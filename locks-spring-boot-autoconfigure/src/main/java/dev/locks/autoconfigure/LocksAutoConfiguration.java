@@ -1,0 +1,157 @@
+package dev.locks.autoconfigure;
+
+import javax.sql.DataSource;
+
+import org.springframework.aop.Advisor;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.jdbc.EmbeddedDatabaseConnection;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Role;
+
+import dev.locks.DefaultLockService;
+import dev.locks.LockListener;
+import dev.locks.LockService;
+import dev.locks.LockSettings;
+import dev.locks.aop.AnnotationLockOperationSource;
+import dev.locks.aop.BeanFactoryLockOperationSourceAdvisor;
+import dev.locks.aop.LockExpressionEvaluator;
+import dev.locks.aop.LockInterceptor;
+import dev.locks.aop.LockOperationSource;
+import dev.locks.jdbc.JdbcLockService;
+
+/**
+ * Gives an application with a {@link DataSource} a {@link LockService} over that database (tables
+ * created per {@code locks.jdbc.initialize-schema}) and the lock annotations {@code @PathLocked},
+ * {@code @ClusterSingleton} and {@code @Semaphore}. Every bean backs off when the application
+ * defines its own; {@code locks.enabled=false} turns everything off.
+ */
+@AutoConfiguration(after = DataSourceAutoConfiguration.class)
+@ConditionalOnClass(DataSource.class)
+@ConditionalOnBean(DataSource.class)
+@ConditionalOnProperty(prefix = "locks", name = "enabled", matchIfMissing = true)
+@EnableConfigurationProperties(LocksProperties.class)
+public final class LocksAutoConfiguration {
+
+    /**
+     * The lock service. It runs its watchdog on a thread of its own rather than on the application's
+     * TaskScheduler: a long {@code @Scheduled} job on a one-thread scheduler must not delay renewals.
+     *
+     * @param properties the settings
+     * @param beanFactory to find the lock DataSource
+     * @return the service, closed on shutdown to release what this node holds
+     */
+    @Bean(destroyMethod = "close")
+    @ConditionalOnMissingBean(LockService.class)
+    public JdbcLockService lockService(LocksProperties properties, BeanFactory beanFactory) {
+        DataSource dataSource = LockDataSource.find(properties.getJdbc().getDataSourceBean(), beanFactory);
+        return JdbcLockService.builder(dataSource)
+                .tablePrefix(properties.getJdbc().getTablePrefix())
+                .releaseNotifications(properties.getJdbc().isReleaseNotifications())
+                .createSchema(createSchema(properties, dataSource))
+                .settings(settings(properties))
+                .build();
+    }
+
+    private static boolean createSchema(LocksProperties properties, DataSource dataSource) {
+        return switch (properties.getJdbc().getInitializeSchema()) {
+            case ALWAYS -> true;
+            case NEVER -> false;
+            case EMBEDDED -> EmbeddedDatabaseConnection.isEmbedded(dataSource);
+        };
+    }
+
+    /**
+     * Adds the application's {@link LockListener} beans to the lock service once every singleton
+     * exists: listeners such as the metrics need the service themselves, so resolving them while
+     * the service is built would be a cycle.
+     *
+     * @param service the lock service
+     * @param listeners the listener beans
+     * @return the registrar
+     */
+    @Bean
+    static SmartInitializingSingleton lockListenerRegistrar(ObjectProvider<DefaultLockService> service,
+            ObjectProvider<LockListener> listeners) {
+        return () -> service.ifUnique(locks -> listeners.orderedStream().forEach(locks::addListener));
+    }
+
+    static LockSettings settings(LocksProperties properties) {
+        LockSettings.Builder settings = LockSettings.builder()
+                .defaultTenant(properties.getDefaultTenant())
+                .defaultLease(properties.getDefaultLease())
+                .defaultWait(properties.getDefaultWait())
+                .renewInterval(properties.getRenewInterval())
+                .backoff(properties.getBackoff().getInitial(), properties.getBackoff().getMultiplier(),
+                        properties.getBackoff().getMax(), properties.getBackoff().getJitter())
+                .caseSensitive(properties.getPaths().isCaseSensitive())
+                .maxPathLength(properties.getPaths().getMaxLength())
+                .purgeInterval(properties.getPurgeInterval())
+                .slowWaitLog(properties.getLog().getSlowWait())
+                .waiterLease(properties.getWaiting().getQueueLease())
+                .maxPollsPerSecond(properties.getWaiting().getMaxPollsPerSecond())
+                .deadlockCheckInterval(properties.getWaiting().getDeadlockCheckInterval());
+        if (properties.getNodeId() != null && !properties.getNodeId().isBlank()) {
+            settings.nodeId(properties.getNodeId());
+        }
+        return settings.build();
+    }
+
+    /**
+     * The lock annotations: operation source, interceptor and advisor, like Spring's
+     * {@code ProxyCachingConfiguration}. They reach the lock service and its DataSource only on
+     * first use, so creating the advisor early (as auto-proxy creators do) creates nothing else.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(Advisor.class)
+    @Import(LocksProxyRegistrar.class)
+    static class AnnotationConfiguration {
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        @ConditionalOnMissingBean
+        static LockExpressionEvaluator lockExpressionEvaluator() {
+            return new LockExpressionEvaluator();
+        }
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        @ConditionalOnMissingBean(LockOperationSource.class)
+        static AnnotationLockOperationSource lockOperationSource(LockExpressionEvaluator evaluator) {
+            return new AnnotationLockOperationSource(evaluator);
+        }
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        @ConditionalOnMissingBean
+        static LockInterceptor lockInterceptor(ObjectProvider<LockService> lockService,
+                LockOperationSource operationSource, LockExpressionEvaluator evaluator) {
+            LockInterceptor interceptor = new LockInterceptor(lockService::getObject, operationSource, evaluator);
+            interceptor.setLockStoreResource(() -> lockService.getObject() instanceof JdbcLockService jdbc
+                    ? jdbc.store().dataSource() : null);
+            return interceptor;
+        }
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        @ConditionalOnMissingBean
+        static BeanFactoryLockOperationSourceAdvisor lockAdvisor(LockOperationSource operationSource,
+                LockInterceptor interceptor, LocksProperties properties) {
+            BeanFactoryLockOperationSourceAdvisor advisor = new BeanFactoryLockOperationSourceAdvisor(operationSource);
+            advisor.setAdvice(interceptor);
+            advisor.setOrder(properties.getAop().getOrder());
+            return advisor;
+        }
+    }
+}

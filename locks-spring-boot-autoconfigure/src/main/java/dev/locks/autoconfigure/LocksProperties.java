@@ -1,0 +1,374 @@
+package dev.locks.autoconfigure;
+
+import java.time.Duration;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.sql.init.DatabaseInitializationMode;
+
+import dev.locks.aop.BeanFactoryLockOperationSourceAdvisor;
+
+/**
+ * Settings of the lock service and the lock annotations, under {@code locks.*}.
+ */
+@ConfigurationProperties("locks")
+public class LocksProperties {
+
+    /**
+     * Whether to set up the lock service and the lock annotations.
+     */
+    private boolean enabled = true;
+
+    /**
+     * Name of this node, stored with every lock it holds and shown to other nodes in timeouts and
+     * holder lists. Defaults to the host name and process id.
+     */
+    private String nodeId;
+
+    /**
+     * Tenant of locks that name none.
+     */
+    private String defaultTenant = "default";
+
+    /**
+     * Lease of a lock whose request or annotation sets none. Locks held through the annotations or
+     * LockService.call are renewed while the work runs.
+     */
+    private Duration defaultLease = Duration.ofSeconds(30);
+
+    /**
+     * How long a request waits for a busy lock when its request or annotation sets no wait.
+     */
+    private Duration defaultWait = Duration.ofSeconds(10);
+
+    /**
+     * How often held leases are renewed. Defaults to a third of each lease; longer values are capped
+     * at a third of the lease.
+     */
+    private Duration renewInterval;
+
+    /**
+     * How often expired lock rows are deleted from the lock table. Zero to never purge.
+     */
+    private Duration purgeInterval = Duration.ofMinutes(1);
+
+    private final Backoff backoff = new Backoff();
+
+    private final Paths paths = new Paths();
+
+    private final Jdbc jdbc = new Jdbc();
+
+    private final Aop aop = new Aop();
+
+    private final Log log = new Log();
+
+    private final Waiting waiting = new Waiting();
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public String getNodeId() {
+        return nodeId;
+    }
+
+    public void setNodeId(String nodeId) {
+        this.nodeId = nodeId;
+    }
+
+    public String getDefaultTenant() {
+        return defaultTenant;
+    }
+
+    public void setDefaultTenant(String defaultTenant) {
+        this.defaultTenant = defaultTenant;
+    }
+
+    public Duration getDefaultLease() {
+        return defaultLease;
+    }
+
+    public void setDefaultLease(Duration defaultLease) {
+        this.defaultLease = defaultLease;
+    }
+
+    public Duration getDefaultWait() {
+        return defaultWait;
+    }
+
+    public void setDefaultWait(Duration defaultWait) {
+        this.defaultWait = defaultWait;
+    }
+
+    public Duration getRenewInterval() {
+        return renewInterval;
+    }
+
+    public void setRenewInterval(Duration renewInterval) {
+        this.renewInterval = renewInterval;
+    }
+
+    public Duration getPurgeInterval() {
+        return purgeInterval;
+    }
+
+    public void setPurgeInterval(Duration purgeInterval) {
+        this.purgeInterval = purgeInterval;
+    }
+
+    public Backoff getBackoff() {
+        return backoff;
+    }
+
+    public Paths getPaths() {
+        return paths;
+    }
+
+    public Jdbc getJdbc() {
+        return jdbc;
+    }
+
+    public Aop getAop() {
+        return aop;
+    }
+
+    public Log getLog() {
+        return log;
+    }
+
+    public Waiting getWaiting() {
+        return waiting;
+    }
+
+    /** How a waiting request polls a lock held on another node. */
+    public static class Backoff {
+
+        /**
+         * First delay between polls of a waiting request. A release on the same node wakes its
+         * waiters at once.
+         */
+        private Duration initial = Duration.ofMillis(2);
+
+        /**
+         * Growth of the delay between polls.
+         */
+        private double multiplier = 1.5;
+
+        /**
+         * Longest delay between polls.
+         */
+        private Duration max = Duration.ofMillis(50);
+
+        /**
+         * Random jitter added to each delay, so that waiters on many nodes spread out.
+         */
+        private Duration jitter = Duration.ofMillis(1);
+
+        public Duration getInitial() {
+            return initial;
+        }
+
+        public void setInitial(Duration initial) {
+            this.initial = initial;
+        }
+
+        public double getMultiplier() {
+            return multiplier;
+        }
+
+        public void setMultiplier(double multiplier) {
+            this.multiplier = multiplier;
+        }
+
+        public Duration getMax() {
+            return max;
+        }
+
+        public void setMax(Duration max) {
+            this.max = max;
+        }
+
+        public Duration getJitter() {
+            return jitter;
+        }
+
+        public void setJitter(Duration jitter) {
+            this.jitter = jitter;
+        }
+    }
+
+    /** Path rules. */
+    public static class Paths {
+
+        /**
+         * Whether paths are case-sensitive. When false, paths are folded with Locale.ROOT, so /A and
+         * /a are the same lock.
+         */
+        private boolean caseSensitive = true;
+
+        /**
+         * Longest path, in characters, after normalisation.
+         */
+        private int maxLength = 4000;
+
+        public boolean isCaseSensitive() {
+            return caseSensitive;
+        }
+
+        public void setCaseSensitive(boolean caseSensitive) {
+            this.caseSensitive = caseSensitive;
+        }
+
+        public int getMaxLength() {
+            return maxLength;
+        }
+
+        public void setMaxLength(int maxLength) {
+            this.maxLength = maxLength;
+        }
+    }
+
+    /** The lock tables. */
+    public static class Jdbc {
+
+        /**
+         * Prefix of the lock table names.
+         */
+        private String tablePrefix = "locks_";
+
+        /**
+         * When to create the lock tables at start-up: 'embedded' (only for embedded databases such as
+         * H2), 'always' or 'never' (tables made by Flyway or Liquibase from the shipped scripts).
+         */
+        private DatabaseInitializationMode initializeSchema = DatabaseInitializationMode.EMBEDDED;
+
+        /**
+         * Name of the DataSource bean that holds the lock tables, when it is not the application's
+         * only or primary DataSource. Locks released inside a transaction on this DataSource commit
+         * together with it; on any other DataSource they are released right after its commit.
+         */
+        private String dataSourceBean;
+
+        /**
+         * Keep one connection listening for other nodes' releases where the database can notify
+         * (PostgreSQL LISTEN/NOTIFY), so that waiters get a freed lock at once. Off, they poll. Skipped
+         * automatically for pools of fewer than 3 connections.
+         */
+        private boolean releaseNotifications = true;
+
+        public boolean isReleaseNotifications() {
+            return releaseNotifications;
+        }
+
+        public void setReleaseNotifications(boolean releaseNotifications) {
+            this.releaseNotifications = releaseNotifications;
+        }
+
+        public String getTablePrefix() {
+            return tablePrefix;
+        }
+
+        public void setTablePrefix(String tablePrefix) {
+            this.tablePrefix = tablePrefix;
+        }
+
+        public DatabaseInitializationMode getInitializeSchema() {
+            return initializeSchema;
+        }
+
+        public void setInitializeSchema(DatabaseInitializationMode initializeSchema) {
+            this.initializeSchema = initializeSchema;
+        }
+
+        public String getDataSourceBean() {
+            return dataSourceBean;
+        }
+
+        public void setDataSourceBean(String dataSourceBean) {
+            this.dataSourceBean = dataSourceBean;
+        }
+    }
+
+    /** The lock annotations. */
+    public static class Aop {
+
+        /**
+         * Order of the lock advisor among other advisors. The default puts it outside @Transactional
+         * and @Cacheable (lowest precedence), so that a lock is taken before the transaction begins
+         * and released after it commits.
+         */
+        private int order = BeanFactoryLockOperationSourceAdvisor.DEFAULT_ORDER;
+
+        public int getOrder() {
+            return order;
+        }
+
+        public void setOrder(int order) {
+            this.order = order;
+        }
+    }
+
+    /** Logging. */
+    public static class Log {
+
+        /**
+         * A wait for a lock longer than this logs the holders once at INFO. Empty for never.
+         */
+        private Duration slowWait = Duration.ofSeconds(5);
+
+        public Duration getSlowWait() {
+            return slowWait;
+        }
+
+        public void setSlowWait(Duration slowWait) {
+            this.slowWait = slowWait;
+        }
+    }
+
+    /** The fair wait queue, the per-node poll budget and deadlock detection. */
+    public static class Waiting {
+
+        /**
+         * Lease of a waiting request's queue record, renewed while it waits. A waiter that died stops
+         * blocking later requests when it lapses.
+         */
+        private Duration queueLease = Duration.ofSeconds(5);
+
+        /**
+         * The most polls per second this node makes for all its waiting requests together.
+         */
+        private int maxPollsPerSecond = 500;
+
+        /**
+         * How often a waiting owner that already holds locks looks for a deadlock cycle.
+         */
+        private Duration deadlockCheckInterval = Duration.ofMillis(500);
+
+        public Duration getQueueLease() {
+            return queueLease;
+        }
+
+        public void setQueueLease(Duration queueLease) {
+            this.queueLease = queueLease;
+        }
+
+        public int getMaxPollsPerSecond() {
+            return maxPollsPerSecond;
+        }
+
+        public void setMaxPollsPerSecond(int maxPollsPerSecond) {
+            this.maxPollsPerSecond = maxPollsPerSecond;
+        }
+
+        public Duration getDeadlockCheckInterval() {
+            return deadlockCheckInterval;
+        }
+
+        public void setDeadlockCheckInterval(Duration deadlockCheckInterval) {
+            this.deadlockCheckInterval = deadlockCheckInterval;
+        }
+    }
+}

@@ -1,0 +1,49 @@
+package dev.locks.autoconfigure.quartz;
+
+import org.quartz.Scheduler;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.quartz.autoconfigure.QuartzAutoConfiguration;
+import org.springframework.boot.quartz.autoconfigure.SchedulerFactoryBeanCustomizer;
+import org.springframework.context.annotation.Bean;
+import org.springframework.scheduling.quartz.SchedulerFactoryBean;
+
+import dev.locks.LockService;
+import dev.locks.quartz.ClusterSingletonTriggerListener;
+
+/**
+ * Guards Quartz jobs annotated {@code @ClusterSingleton} (or listed in {@code locks.quartz.jobs}) so
+ * that each scheduled fire runs on one node of the cluster: registers a
+ * {@link ClusterSingletonTriggerListener} with the scheduler Spring Boot builds, and with any other
+ * scheduler of the context.
+ */
+@AutoConfiguration(afterName = "dev.locks.autoconfigure.LocksAutoConfiguration", before = QuartzAutoConfiguration.class)
+@ConditionalOnClass({ Scheduler.class, SchedulerFactoryBean.class, SchedulerFactoryBeanCustomizer.class })
+@ConditionalOnBean(LockService.class)
+@ConditionalOnBooleanProperty(name = "locks.quartz.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(LocksQuartzProperties.class)
+public final class LocksQuartzAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    ClusterSingletonTriggerListener clusterSingletonTriggerListener(LockService locks,
+            LocksQuartzProperties properties) {
+        return new ClusterSingletonTriggerListener(locks, properties.getJobs(), properties.getFireMarkerRetention());
+    }
+
+    @Bean
+    ClusterSingletonSchedulerCustomizer clusterSingletonSchedulerCustomizer(ClusterSingletonTriggerListener listener) {
+        return new ClusterSingletonSchedulerCustomizer(listener);
+    }
+
+    @Bean
+    SchedulerListenerCheck clusterSingletonSchedulerListenerCheck(ObjectProvider<Scheduler> schedulers,
+            ClusterSingletonTriggerListener listener) {
+        return new SchedulerListenerCheck(schedulers, listener);
+    }
+}

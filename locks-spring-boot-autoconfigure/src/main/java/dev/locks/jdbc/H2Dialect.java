@@ -1,0 +1,86 @@
+package dev.locks.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * H2, the embedded default. H2 has no shared row locks, so ancestors are locked {@code FOR UPDATE}
+ * too: acquisitions in one tenant serialise for the few microseconds of their transaction, which
+ * is fine in one process. Paths compare by UTF-16 code unit, which keeps subtree ranges exact.
+ */
+public class H2Dialect extends SqlDialect {
+
+    @Override
+    public String name() {
+        return "h2";
+    }
+
+    @Override
+    Instant serialise(Connection connection, LockTables tables, List<NodeLock> locks) throws SQLException {
+        Instant now = lockNodes(connection, tables, locks);
+        if (now == null) {
+            try (PreparedStatement ps = connection.prepareStatement("MERGE INTO " + tables.node()
+                    + " (lock_key, created_at) KEY (lock_key) VALUES (?, CURRENT_TIMESTAMP(6))")) {
+                for (NodeLock lock : locks) {
+                    ps.setBytes(1, lock.key());
+                    ps.addBatch();
+                }
+                ps.executeBatch();
+            }
+            now = lockNodes(connection, tables, locks);
+            if (now == null) {
+                throw new SQLException("Lock nodes vanished while being created", "40001");
+            }
+        }
+        return now;
+    }
+
+    private Instant lockNodes(Connection connection, LockTables tables, List<NodeLock> locks) throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement("SELECT lock_key, CURRENT_TIMESTAMP(6) FROM "
+                + tables.node() + " WHERE lock_key IN (" + SqlDialect.placeholders(locks.size()) + ") ORDER BY lock_key FOR UPDATE")) {
+            for (int i = 0; i < locks.size(); i++) {
+                ps.setBytes(i + 1, locks.get(i).key());
+            }
+            int rows = 0;
+            Instant now = null;
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    rows++;
+                    now = getTime(rs, 2);
+                }
+            }
+            return rows == locks.size() ? now : null;
+        }
+    }
+
+    @Override
+    boolean usesNodeTable() {
+        return true;
+    }
+
+    @Override
+    String now() {
+        return "CURRENT_TIMESTAMP(6)";
+    }
+
+    @Override
+    String plusMicros(String column) {
+        return "DATEADD(MICROSECOND, ?, " + column + ")";
+    }
+
+    @Override
+    String subtree() {
+        return "path >= ? AND path < ?";
+    }
+
+
+    @Override
+    boolean isRetryable(SQLException ex) {
+        // 50200: lock timeout while another grant transaction held the node rows
+        return super.isRetryable(ex) || ex.getErrorCode() == 50200 || "HYT00".equals(ex.getSQLState());
+    }
+}

@@ -1,0 +1,133 @@
+package dev.locks.jdbc;
+
+import java.util.Objects;
+
+import javax.sql.DataSource;
+
+import org.springframework.scheduling.TaskScheduler;
+
+import dev.locks.DefaultLockService;
+import dev.locks.LockSettings;
+
+/**
+ * The lock service over a relational database, for plain Java without Spring Boot:
+ *
+ * <pre>{@code
+ * JdbcLockService locks = JdbcLockService.builder(dataSource)
+ *         .nodeId("web-1")
+ *         .tablePrefix("locks_")
+ *         .createSchema(true)
+ *         .build();
+ * }</pre>
+ *
+ * The dialect (MySQL/MariaDB, PostgreSQL, H2) is detected from the connection. Close the service on
+ * shutdown to release what this node holds.
+ */
+public class JdbcLockService extends DefaultLockService {
+
+    private final JdbcLockStore store;
+
+    private JdbcLockService(JdbcLockStore store, LockSettings settings, TaskScheduler scheduler) {
+        super(store, settings, scheduler);
+        this.store = store;
+    }
+
+    /**
+     * @param dataSource the DataSource that holds (or will hold) the lock tables
+     * @return a builder
+     */
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(dataSource);
+    }
+
+    /** @return the store, for operations such as force-release */
+    public JdbcLockStore store() {
+        return store;
+    }
+
+    /** Builds a {@link JdbcLockService}. */
+    public static final class Builder {
+
+        private final DataSource dataSource;
+
+        private LockSettings.Builder settings = LockSettings.builder();
+
+        private LockSettings builtSettings;
+
+        private String tablePrefix = "locks_";
+
+        private boolean createSchema;
+
+        private SqlDialect dialect;
+
+        private TaskScheduler scheduler;
+
+        private boolean releaseNotifications = true;
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        }
+
+        /** @param nodeId this node's name, shown to other nodes @return this builder */
+        public Builder nodeId(String nodeId) {
+            settings.nodeId(nodeId);
+            return this;
+        }
+
+        /** @param prefix prefix of the table names (default {@code locks_}) @return this builder */
+        public Builder tablePrefix(String prefix) {
+            this.tablePrefix = new LockTables(prefix).prefix();
+            return this;
+        }
+
+        /** @param create create the tables if missing (default false) @return this builder */
+        public Builder createSchema(boolean create) {
+            this.createSchema = create;
+            return this;
+        }
+
+        /** @param dialect the dialect, instead of detecting it @return this builder */
+        public Builder dialect(SqlDialect dialect) {
+            this.dialect = dialect;
+            return this;
+        }
+
+        /**
+         * @param enabled false to keep no connection listening for other nodes' releases (PostgreSQL);
+         *                waiters then poll. Default true.
+         * @return this builder
+         */
+        public Builder releaseNotifications(boolean enabled) {
+            this.releaseNotifications = enabled;
+            return this;
+        }
+
+        /** @param scheduler runs the watchdog and purge; default a private daemon thread @return this builder */
+        public Builder scheduler(TaskScheduler scheduler) {
+            this.scheduler = scheduler;
+            return this;
+        }
+
+        /**
+         * Tuning beyond the node id: leases, waits, backoff, paths, listeners.
+         *
+         * @param settings the settings (its node id wins over {@link #nodeId})
+         * @return this builder
+         */
+        public Builder settings(LockSettings settings) {
+            this.builtSettings = settings;
+            return this;
+        }
+
+        /** @return the service, with its schema created if asked */
+        public JdbcLockService build() {
+            SqlDialect d = dialect != null ? dialect : SqlDialect.detect(dataSource);
+            JdbcLockStore store = new JdbcLockStore(dataSource, d, tablePrefix);
+            store.setReleaseNotifications(releaseNotifications);
+            if (createSchema) {
+                store.createSchema();
+            }
+            return new JdbcLockService(store, builtSettings != null ? builtSettings : settings.build(), scheduler);
+        }
+    }
+}

@@ -1,0 +1,567 @@
+package dev.locks.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BiConsumer;
+
+import javax.sql.DataSource;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+import dev.locks.HolderQuery;
+import dev.locks.LockHolder;
+import dev.locks.LockKind;
+import dev.locks.LockMode;
+import dev.locks.LockPath;
+import dev.locks.LockUnavailableException;
+import dev.locks.PathNormalizer;
+import dev.locks.store.Grant;
+import dev.locks.store.GrantRequest;
+import dev.locks.store.GrantResult;
+import dev.locks.store.LockStore;
+import dev.locks.store.WaitGraphRow;
+
+/**
+ * The lock store in a relational database. A grant is one short transaction: serialise against
+ * conflicting grant transactions ({@link SqlDialect#serialise}), look for live conflicts
+ * ({@link PathConflictQuery}), insert one row per path. The rows' generated ids are the fencing
+ * tokens: a later overlapping grant can only insert after an earlier one committed, so its ids are
+ * larger, and sequences and InnoDB's persistent auto-increment never go back across restarts.
+ */
+public class JdbcLockStore implements LockStore {
+
+    private static final Logger log = LoggerFactory.getLogger(JdbcLockStore.class);
+
+    private static final int SHOWN_CONFLICTS = 5;
+
+    private static final int RENEW_CHUNK = 500;
+
+    /** Node rows are only a serialisation point; old ones are dropped and recreated on demand. */
+    private static final Duration NODE_AGE = Duration.ofHours(1);
+
+    private static final PathNormalizer EXACT_PATHS = new PathNormalizer(true, Integer.MAX_VALUE / 8);
+
+    private final SqlDialect dialect;
+
+    private final LockTables tables;
+
+    private final StoreTransactions transactions;
+
+    private final PathConflictQuery conflicts;
+
+    private final String insertColumns;
+
+    private final String channel;
+
+    private AutoCloseable listener;
+
+    private volatile boolean releaseNotifications = true;
+
+    /**
+     * @param dataSource the lock tables' DataSource
+     * @param dialect the database's dialect
+     * @param tablePrefix prefix of the table names, e.g. {@code locks_}
+     */
+    public JdbcLockStore(DataSource dataSource, SqlDialect dialect, String tablePrefix) {
+        this.dialect = dialect;
+        this.tables = new LockTables(tablePrefix);
+        this.transactions = new StoreTransactions(dataSource, dialect);
+        this.conflicts = new PathConflictQuery(dialect, tables);
+        this.channel = tables.prefix() + "released";
+        this.insertColumns = " (grant_id, owner_token, kind, tenant, path, lock_key,"
+                + " scope_key, lock_mode, permits, node, thread, acquired_at, expires_at) VALUES ";
+    }
+
+    /** @return the dialect in use */
+    public SqlDialect dialect() {
+        return dialect;
+    }
+
+    /**
+     * @return the DataSource of the lock tables; a transaction that holds it is joined by releases
+     */
+    public DataSource dataSource() {
+        return transactions.dataSource();
+    }
+
+    @Override
+    public GrantResult tryGrant(GrantRequest request) {
+        return transactions.inTransaction("grant " + request.kind() + " " + request.paths(), connection -> {
+            Instant now = dialect.serialise(connection, tables, nodeLocks(request)).truncatedTo(ChronoUnit.MICROS);
+            List<LockHolder> inTheWay = findConflicts(connection, request, now);
+            if (!inTheWay.isEmpty()) {
+                return GrantResult.busy(inTheWay);
+            }
+            Grant grant = insert(connection, tables.held(), request, now, request.lease());
+            if (request.ticket() > 0) {
+                deleteWaiting(connection, request);
+            }
+            return GrantResult.granted(grant);
+        });
+    }
+
+    @Override
+    public List<LockHolder> conflicts(GrantRequest request) {
+        return transactions.autoCommit("look for conflicts", connection ->
+                findConflicts(connection, request, dialect.currentTime(connection)));
+    }
+
+    private List<LockHolder> findConflicts(Connection connection, GrantRequest request, Instant now) throws SQLException {
+        long waitersBefore = request.ownerHoldsLocks() ? PathConflictQuery.NO_WAITERS
+                : request.ticket() > 0 ? request.ticket() : PathConflictQuery.ALL_WAITERS;
+        if (request.kind() == LockKind.SEMAPHORE) {
+            byte[] key = LockKeys.lockKey(request.kind(), request.tenant(), request.paths().get(0));
+            // permits in use plus earlier waiters: a newcomer does not overtake the queue
+            List<LockHolder> ahead = conflicts.onKey(connection, key, now, waitersBefore, request.permits());
+            return ahead.size() >= request.permits() ? ahead.subList(0, Math.min(ahead.size(), SHOWN_CONFLICTS))
+                    : List.of();
+        }
+        return conflicts.find(connection, request.kind(), request.tenant(), request.paths(), now, request.owner(),
+                request.mode() == LockMode.SHARED, waitersBefore, SHOWN_CONFLICTS);
+    }
+
+    @Override
+    public long enqueue(GrantRequest request, Duration waitLease) {
+        return transactions.autoCommit("queue a waiting request", connection ->
+                insert(connection, tables.waiting(), request, dialect.currentTime(connection), waitLease).fencingToken());
+    }
+
+    @Override
+    public boolean keepWaiting(GrantRequest request, Duration waitLease) {
+        return transactions.isolated("renew a waiting request", connection -> {
+            Instant now = dialect.currentTime(connection);
+            // the lapse is judged by the clock at the update itself: a waiter that stalled after reading
+            // the time must not bring back a queue record that has lapsed meanwhile
+            try (PreparedStatement ps = connection.prepareStatement("UPDATE " + tables.waiting()
+                    + " SET expires_at = ? WHERE grant_id = ? AND expires_at > " + dialect.now())) {
+                dialect.setTime(ps, 1, now.plus(waitLease));
+                ps.setString(2, request.grantId());
+                return ps.executeUpdate() > 0;
+            }
+        });
+    }
+
+    @Override
+    public void dequeue(GrantRequest request) {
+        transactions.autoCommit("leave the wait queue", connection -> deleteWaiting(connection, request));
+    }
+
+    private int deleteWaiting(Connection connection, GrantRequest request) throws SQLException {
+        // a waiter leaving may unblock the requests queued behind it
+        return modifyAndNotify(connection, "DELETE FROM " + tables.waiting() + " WHERE grant_id = ?",
+                ps -> ps.setString(1, request.grantId()));
+    }
+
+    /** Binds statement parameters. */
+    @FunctionalInterface
+    private interface Binder {
+        void bind(PreparedStatement ps) throws SQLException;
+    }
+
+    /** Runs a DELETE or UPDATE of lock rows and, where the database can, tells the other nodes. */
+    private int modifyAndNotify(Connection connection, String sql, Binder binder) throws SQLException {
+        String notifying = dialect.notifying(sql, channel, tables.waiting());
+        try (PreparedStatement ps = connection.prepareStatement(notifying != null ? notifying : sql)) {
+            binder.bind(ps);
+            if (notifying == null) {
+                return ps.executeUpdate();
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+
+    @Override
+    public synchronized void onRemoteRelease(BiConsumer<LockKind, String> subscriber) {
+        if (listener != null || !releaseNotifications) {
+            return;
+        }
+        if (PoolSize.atMost(transactions.dataSource(), 2)) {
+            // the listener keeps a connection for itself: with one or two, acquisitions would starve
+            log.info(
+                    "Release notifications are off: the lock DataSource's pool has fewer than 3 connections;"
+                            + " waiters on other nodes poll instead");
+            return;
+        }
+        listener = dialect.listen(transactions.dataSource(), channel, subscriber);
+    }
+
+    /**
+     * Whether to keep a connection listening for other nodes' releases where the database can
+     * notify (PostgreSQL). Off, waiters on other nodes poll; on by default.
+     *
+     * @param enabled false to poll only
+     */
+    public void setReleaseNotifications(boolean enabled) {
+        this.releaseNotifications = enabled;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (listener != null) {
+            try {
+                listener.close();
+            }
+            catch (Exception ex) {
+                log.debug("Closing the release listener failed", ex);
+            }
+            listener = null;
+        }
+    }
+
+    @Override
+    public List<WaitGraphRow> waitGraph(LockKind kind, String tenant) {
+        // one statement, so waiters and holdings come from one snapshot and a cycle seen is a cycle that was
+        String waiters = "SELECT owner_token FROM " + tables.waiting() + " WHERE scope_key = ? AND expires_at > ?";
+        String sql = "SELECT " + PathConflictQuery.COLUMNS + ", 'W' AS row_state FROM " + tables.waiting()
+                + " WHERE scope_key = ? AND expires_at > ? UNION ALL SELECT " + PathConflictQuery.COLUMNS
+                + ", 'H' AS row_state FROM " + tables.held() + " WHERE scope_key = ? AND expires_at > ? AND owner_token IN ("
+                + waiters + ") ORDER BY id";
+        return transactions.autoCommit("read the wait-for graph", connection -> {
+            Instant now = dialect.currentTime(connection);
+            byte[] scope = LockKeys.scopeKey(kind, tenant);
+            try (PreparedStatement ps = connection.prepareStatement(sql)) {
+                for (int i = 0; i < 3; i++) {
+                    ps.setBytes(2 * i + 1, scope);
+                    dialect.setTime(ps, 2 * i + 2, now);
+                }
+                List<WaitGraphRow> rows = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        LockHolder holder = conflicts.holder(rs);
+                        rows.add(new WaitGraphRow(rs.getString("owner_token"), holder.waiting(), holder));
+                    }
+                }
+                return rows;
+            }
+        });
+    }
+
+    /** Ancestors shared, requested paths exclusive, all in path order (a parent before its children). */
+    private static List<SqlDialect.NodeLock> nodeLocks(GrantRequest request) {
+        Map<LockPath, Boolean> exclusive = new java.util.TreeMap<>();
+        for (LockPath path : request.paths()) {
+            for (LockPath ancestor : path.ancestors()) {
+                exclusive.putIfAbsent(ancestor, false);
+            }
+            exclusive.put(path, true);
+        }
+        List<SqlDialect.NodeLock> locks = new ArrayList<>(exclusive.size());
+        exclusive.forEach((path, x) -> locks.add(new SqlDialect.NodeLock(
+                LockKeys.lockKey(request.kind(), request.tenant(), path), x)));
+        return locks;
+    }
+
+    private Grant insert(Connection connection, String table, GrantRequest request, Instant now, Duration lease)
+            throws SQLException {
+        Instant expires = now.plus(lease).truncatedTo(ChronoUnit.MICROS);
+        List<LockPath> paths = request.paths();
+        String sql = "INSERT INTO " + table + insertColumns + String.join(",", Collections.nCopies(paths.size(), "(?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+        byte[] scope = LockKeys.scopeKey(request.kind(), request.tenant());
+        String mode = request.mode() == LockMode.EXCLUSIVE ? "X" : "S";
+        try (PreparedStatement ps = connection.prepareStatement(sql, new String[] { "id" })) {
+            int i = 1;
+            for (LockPath path : paths) {
+                ps.setString(i++, request.grantId());
+                ps.setString(i++, request.owner());
+                ps.setString(i++, String.valueOf(request.kind().code()));
+                dialect.setText(ps, i++, request.tenant());
+                dialect.setText(ps, i++, path.value());
+                ps.setBytes(i++, LockKeys.lockKey(request.kind(), request.tenant(), path));
+                ps.setBytes(i++, scope);
+                ps.setString(i++, mode);
+                ps.setInt(i++, request.permits());
+                ps.setString(i++, truncate(request.node()));
+                ps.setString(i++, truncate(request.thread()));
+                dialect.setTime(ps, i++, now);
+                dialect.setTime(ps, i++, expires);
+            }
+            ps.executeUpdate();
+            long token = Long.MAX_VALUE;
+            try (ResultSet keys = ps.getGeneratedKeys()) {
+                while (keys.next()) {
+                    token = Math.min(token, keys.getLong(1));
+                }
+            }
+            if (token == Long.MAX_VALUE) {
+                throw new SQLException("The database returned no generated id for the lock rows");
+            }
+            return new Grant(request.grantId(), request.owner(), token, paths.size(), expires);
+        }
+    }
+
+    private static String truncate(String s) {
+        return s.length() <= 255 ? s : s.substring(0, 255);
+    }
+
+    @Override
+    public boolean release(Grant grant, Duration keepFor) {
+        // only live rows count: an expired grant may belong to nobody or be overtaken; the purge removes it
+        String live = " WHERE grant_id = ? AND owner_token = ? AND expires_at > " + dialect.now();
+        String sql = keepFor.isZero()
+                ? "DELETE FROM " + tables.held() + live
+                // lockAtLeastFor: end the lease at acquired_at + keepFor (in the past if that has passed already)
+                : "UPDATE " + tables.held() + " SET expires_at = CASE WHEN " + dialect.plusMicros("acquired_at")
+                        + " < expires_at THEN " + dialect.plusMicros("acquired_at") + " ELSE expires_at END" + live;
+        StoreTransactions.SqlWork<Integer> work = connection -> modifyAndNotify(connection, sql, ps -> {
+            int i = 1;
+            if (!keepFor.isZero()) {
+                long micros = keepFor.toNanos() / 1000;
+                ps.setLong(i++, micros);
+                ps.setLong(i++, micros);
+            }
+            ps.setString(i++, grant.grantId());
+            ps.setString(i, grant.owner());
+        });
+        if (inCallersTransaction()) {
+            return releaseWithCallersTransaction(grant, keepFor, work);
+        }
+        return transactions.autoCommit("release a lock", work) > 0;
+    }
+
+    /**
+     * Inside a transaction on the lock tables' own DataSource, the release joins it: the work and the
+     * release commit together, and nobody can lock the data before the work is visible. If that
+     * transaction rolls back, the release is repeated on its own.
+     */
+    private boolean releaseWithCallersTransaction(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work) {
+        Connection connection = DataSourceUtils.getConnection(transactions.dataSource());
+        try {
+            int rows = work.run(connection);
+            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                @Override
+                public void afterCompletion(int status) {
+                    if (status != STATUS_COMMITTED) {
+                        try {
+                            transactions.autoCommit("release a lock after rollback", work);
+                        }
+                        catch (RuntimeException ex) {
+                            log.warn(
+                                    "Could not release lock after rollback; its lease will free it: {}", ex.toString());
+                        }
+                    }
+                }
+            });
+            return rows > 0;
+        }
+        catch (SQLException ex) {
+            throw new LockUnavailableException("Lock store failed to release a lock in the caller's transaction: "
+                    + ex.getMessage(), ex);
+        }
+        finally {
+            DataSourceUtils.releaseConnection(connection, transactions.dataSource());
+        }
+    }
+
+    private boolean inCallersTransaction() {
+        return TransactionSynchronizationManager.isSynchronizationActive()
+                && TransactionSynchronizationManager.isActualTransactionActive()
+                && TransactionSynchronizationManager.getResource(transactions.dataSource()) != null;
+    }
+
+    // Renewals, queue renewals and the purge run at READ COMMITTED on MySQL/MariaDB: under the pool's
+    // REPEATABLE READ their range updates took gap locks that blocked and deadlocked with concurrent
+    // grants, and under load leases lapsed while renewals waited.
+    @Override
+    public Map<String, Instant> renew(Collection<Grant> grants, Duration lease) {
+        Map<String, Instant> renewed = new HashMap<>();
+        List<Grant> all = new ArrayList<>(grants);
+        for (int from = 0; from < all.size(); from += RENEW_CHUNK) {
+            List<Grant> chunk = all.subList(from, Math.min(all.size(), from + RENEW_CHUNK));
+            renewed.putAll(transactions.isolated("renew leases", connection -> renewChunk(connection, chunk, lease)));
+        }
+        return renewed;
+    }
+
+    private Map<String, Instant> renewChunk(Connection connection, List<Grant> chunk, Duration lease) throws SQLException {
+        Instant now = dialect.currentTime(connection).truncatedTo(ChronoUnit.MICROS);
+        Instant until = now.plus(lease).truncatedTo(ChronoUnit.MICROS);
+        String ids = SqlDialect.placeholders(chunk.size());
+        int expected = 0;
+        int updated;
+        // liveness is judged by the clock when the UPDATE runs, not by the time read above: a node that
+        // stalls between the two past its lease must not revive a grant that another node has replaced
+        try (PreparedStatement ps = connection.prepareStatement("UPDATE " + tables.held()
+                + " SET expires_at = ? WHERE grant_id IN (" + ids + ") AND expires_at > " + dialect.now())) {
+            dialect.setTime(ps, 1, until);
+            int i = 2;
+            for (Grant grant : chunk) {
+                ps.setString(i++, grant.grantId());
+                expected += grant.rows();
+            }
+            updated = ps.executeUpdate();
+        }
+        Map<String, Instant> renewed = new HashMap<>();
+        if (updated == expected) {
+            chunk.forEach(g -> renewed.put(g.grantId(), until));
+            return renewed;
+        }
+        // some grants were gone: find out which ones are still there with the new lease
+        try (PreparedStatement ps = connection.prepareStatement("SELECT DISTINCT grant_id FROM " + tables.held()
+                + " WHERE grant_id IN (" + ids + ") AND expires_at = ?")) {
+            int i = 1;
+            for (Grant grant : chunk) {
+                ps.setString(i++, grant.grantId());
+            }
+            dialect.setTime(ps, i, until);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    renewed.put(rs.getString(1), until);
+                }
+            }
+        }
+        return renewed;
+    }
+
+    @Override
+    public List<LockHolder> holders(LockKind kind, String tenant, LockPath path) {
+        return transactions.autoCommit("list holders", connection -> {
+            Instant now = dialect.currentTime(connection);
+            if (kind != LockKind.PATH) {
+                return conflicts.onKey(connection, LockKeys.lockKey(kind, tenant, path), now,
+                        PathConflictQuery.NO_WAITERS, 10_000);
+            }
+            return conflicts.find(connection, kind, tenant, List.of(path), now, null, false,
+                    PathConflictQuery.NO_WAITERS, 10_000);
+        });
+    }
+
+    @Override
+    public Instant currentTime() {
+        return transactions.autoCommit("read the database time", dialect::currentTime);
+    }
+
+    @Override
+    public int purgeExpired() {
+        return transactions.isolated("purge expired locks", connection -> {
+            Instant now = dialect.currentTime(connection);
+            int deleted;
+            // the double derived table lets MySQL accept a LIMIT in the sub-select
+            try (PreparedStatement ps = connection.prepareStatement("DELETE FROM " + tables.held()
+                    + " WHERE id IN (SELECT id FROM (SELECT id FROM " + tables.held()
+                    + " WHERE expires_at <= ? ORDER BY id LIMIT 5000) expired)")) {
+                dialect.setTime(ps, 1, now);
+                deleted = ps.executeUpdate();
+            }
+            try (PreparedStatement ps = connection.prepareStatement("DELETE FROM " + tables.waiting()
+                    + " WHERE expires_at <= ?")) {
+                dialect.setTime(ps, 1, now);
+                deleted += ps.executeUpdate();
+            }
+            return deleted + dialect.purgeNodes(connection, tables, now.minus(NODE_AGE));
+        });
+    }
+
+    @Override
+    public List<LockHolder> list(HolderQuery query) {
+        return transactions.autoCommit("list locks", connection -> {
+            StringBuilder where = new StringBuilder(" WHERE expires_at > ?");
+            List<Object> args = new ArrayList<>();
+            if (query.kind() != null) {
+                where.append(" AND kind = ?");
+                args.add(String.valueOf(query.kind().code()));
+            }
+            if (query.tenant() != null) {
+                where.append(" AND tenant = ?");
+                args.add(new Text(query.tenant()));
+            }
+            if (query.pathPrefix() != null) {
+                if ((query.kind() == null || query.kind() == LockKind.PATH) && query.pathPrefix().startsWith("/")) {
+                    // the service normalised it already; normalising again only rebuilds the LockPath
+                    LockPath prefix = EXACT_PATHS.normalize(query.pathPrefix());
+                    where.append(" AND (path = ? OR (").append(dialect.subtree()).append("))");
+                    args.add(new Text(query.pathPrefix()));
+                    args.add(new Range(PathConflictQuery.subtreeLow(prefix), PathConflictQuery.subtreeHigh(prefix)));
+                }
+                else {
+                    where.append(" AND path = ?");
+                    args.add(new Text(query.pathPrefix()));
+                }
+            }
+            if (query.node() != null) {
+                where.append(" AND node = ?");
+                args.add(query.node());
+            }
+            StringBuilder sql = new StringBuilder("SELECT " + PathConflictQuery.COLUMNS + ", 'H' AS row_state FROM "
+                    + tables.held() + where);
+            if (query.includeWaiting()) {
+                sql.append(" UNION ALL SELECT " + PathConflictQuery.COLUMNS + ", 'W' AS row_state FROM ")
+                        .append(tables.waiting()).append(where);
+            }
+            sql.append(" ORDER BY id LIMIT ").append(query.limit());
+            try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
+                int i = 1;
+                Instant now = dialect.currentTime(connection);
+                for (int branch = 0; branch < (query.includeWaiting() ? 2 : 1); branch++) {
+                    dialect.setTime(ps, i++, now);
+                    for (Object arg : args) {
+                        if (arg instanceof Text text) {
+                            dialect.setText(ps, i++, text.value());
+                        }
+                        else if (arg instanceof Range range) {
+                            i = dialect.bindSubtree(ps, i, range.low(), range.high());
+                        }
+                        else {
+                            ps.setString(i++, (String) arg);
+                        }
+                    }
+                }
+                List<LockHolder> holders = new ArrayList<>();
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        holders.add(conflicts.holder(rs));
+                    }
+                }
+                return holders;
+            }
+        });
+    }
+
+    private record Text(String value) {
+    }
+
+    private record Range(String low, String high) {
+    }
+
+    @Override
+    public int forceRelease(long lockId) {
+        return transactions.autoCommit("force-release a lock", connection -> {
+            return modifyAndNotify(connection, "DELETE FROM " + tables.held()
+                    + " WHERE grant_id IN (SELECT grant_id FROM (SELECT grant_id FROM " + tables.held()
+                    + " WHERE id = ?) target)", ps -> ps.setLong(1, lockId));
+        });
+    }
+
+    /**
+     * Creates the tables if they do not exist, from the dialect's schema script.
+     */
+    public void createSchema() {
+        String script = SchemaScript.load(dialect, tables.prefix());
+        transactions.autoCommit("create the lock tables", connection -> {
+            try (Statement st = connection.createStatement()) {
+                for (String statement : SchemaScript.statements(script)) {
+                    st.execute(statement);
+                }
+            }
+            return null;
+        });
+    }
+}

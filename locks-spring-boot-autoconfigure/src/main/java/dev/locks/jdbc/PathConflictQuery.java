@@ -1,0 +1,203 @@
+package dev.locks.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+import dev.locks.LockHolder;
+import dev.locks.LockKind;
+import dev.locks.LockMode;
+import dev.locks.LockPath;
+
+/**
+ * Finds the live grants that overlap a set of paths in one tenant: rows on the paths themselves
+ * or their ancestors (by key, an index look-up per key) and rows in their subtrees (by an index
+ * range {@code [p/, p0)}, since {@code '0'} follows {@code '/'}; no {@code LIKE}, so no character in
+ * a path can widen or narrow the match). One {@code UNION ALL} branch per access path keeps every
+ * branch on its own index.
+ */
+final class PathConflictQuery {
+
+    static final String COLUMNS = "id, grant_id, owner_token, kind, tenant, path, lock_mode, node, thread, acquired_at, expires_at";
+
+    private final SqlDialect dialect;
+
+    private final LockTables tables;
+
+    PathConflictQuery(SqlDialect dialect, LockTables tables) {
+        this.dialect = dialect;
+        this.tables = tables;
+    }
+
+    /** No waiting rows: only grants count. */
+    static final long NO_WAITERS = -1;
+
+    /** Every live waiting row counts (a request that has not queued yet). */
+    static final long ALL_WAITERS = 0;
+
+    /**
+     * Live rows overlapping {@code paths}: grants, and waiting requests that queued before
+     * {@code waitersBefore} ({@link #ALL_WAITERS}: all of them, {@link #NO_WAITERS}: none).
+     *
+     * @param exceptOwner ignore this owner's rows (null: keep all)
+     * @param onlyExclusive keep only exclusive rows (a shared request conflicts with nothing else)
+     * @param limit the most rows to return
+     */
+    List<LockHolder> find(Connection connection, LockKind kind, String tenant, List<LockPath> paths, Instant now,
+            String exceptOwner, boolean onlyExclusive, long waitersBefore, int limit) throws SQLException {
+        try (PreparedStatement ps = prepare(connection, "", kind, tenant, paths, now, exceptOwner, onlyExclusive,
+                waitersBefore, limit)) {
+            return read(ps);
+        }
+    }
+
+    /** The database's plan for {@link #find}, one line per row, so tests can check that no table is scanned. */
+    List<String> explain(Connection connection, LockKind kind, String tenant, List<LockPath> paths, Instant now,
+            String exceptOwner, boolean onlyExclusive, long waitersBefore) throws SQLException {
+        List<String> plan = new ArrayList<>();
+        try (PreparedStatement ps = prepare(connection, "EXPLAIN ", kind, tenant, paths, now, exceptOwner,
+                onlyExclusive, waitersBefore, 10); ResultSet rs = ps.executeQuery()) {
+            int columns = rs.getMetaData().getColumnCount();
+            while (rs.next()) {
+                StringBuilder line = new StringBuilder();
+                for (int c = 1; c <= columns; c++) {
+                    line.append(rs.getMetaData().getColumnLabel(c)).append('=').append(rs.getString(c)).append(' ');
+                }
+                plan.add(line.toString());
+            }
+        }
+        return plan;
+    }
+
+    private PreparedStatement prepare(Connection connection, String sqlPrefix, LockKind kind, String tenant,
+            List<LockPath> paths, Instant now, String exceptOwner, boolean onlyExclusive, long waitersBefore, int limit)
+            throws SQLException {
+        List<byte[]> keys = new ArrayList<>();
+        for (LockPath path : paths) {
+            keys.add(LockKeys.lockKey(kind, tenant, path));
+            for (LockPath ancestor : path.ancestors()) {
+                keys.add(LockKeys.lockKey(kind, tenant, ancestor));
+            }
+        }
+        boolean subtrees = kind == LockKind.PATH;
+        String filter = " AND expires_at > ?" + (exceptOwner != null ? " AND owner_token <> ?" : "")
+                + (onlyExclusive ? " AND lock_mode = 'X'" : "");
+        List<String> tableStates = new ArrayList<>(List.of(tables.held()));
+        if (waitersBefore != NO_WAITERS) {
+            tableStates.add(tables.waiting());
+        }
+        StringBuilder sql = new StringBuilder();
+        for (String table : tableStates) {
+            if (sql.length() > 0) {
+                sql.append(" UNION ALL ");
+            }
+            boolean waiting = table.equals(tables.waiting());
+            String rowFilter = filter + (waiting && waitersBefore > 0 ? " AND id < ?" : "");
+            String select = "SELECT " + COLUMNS + ", '" + (waiting ? 'W' : 'H') + "' AS row_state FROM " + table;
+            sql.append(select).append(" WHERE lock_key IN (").append(SqlDialect.placeholders(keys.size())).append(')')
+                    .append(rowFilter);
+            if (subtrees) {
+                for (int i = 0; i < paths.size(); i++) {
+                    sql.append(" UNION ALL ").append(select).append(" WHERE scope_key = ? AND ")
+                            .append(dialect.subtree()).append(rowFilter);
+                }
+            }
+        }
+        sql.append(" ORDER BY id LIMIT ").append(limit);
+        PreparedStatement ps = connection.prepareStatement(sqlPrefix + sql);
+        try {
+            int i = 1;
+            for (String table : tableStates) {
+                long before = table.equals(tables.waiting()) ? waitersBefore : 0;
+                for (byte[] key : keys) {
+                    ps.setBytes(i++, key);
+                }
+                i = bindFilter(ps, i, now, exceptOwner, before);
+                if (subtrees) {
+                    byte[] scope = LockKeys.scopeKey(kind, tenant);
+                    for (LockPath path : paths) {
+                        ps.setBytes(i++, scope);
+                        i = dialect.bindSubtree(ps, i, subtreeLow(path), subtreeHigh(path));
+                        i = bindFilter(ps, i, now, exceptOwner, before);
+                    }
+                }
+            }
+            return ps;
+        }
+        catch (SQLException | RuntimeException ex) {
+            ps.close();
+            throw ex;
+        }
+    }
+
+    /** Live rows on exactly one key (semaphore permits, singletons), grants first, then earlier waiters. */
+    List<LockHolder> onKey(Connection connection, byte[] key, Instant now, long waitersBefore, int limit)
+            throws SQLException {
+        String sql = "SELECT " + COLUMNS + ", 'H' AS row_state FROM " + tables.held()
+                + " WHERE lock_key = ? AND expires_at > ?";
+        if (waitersBefore != NO_WAITERS) {
+            sql += " UNION ALL SELECT " + COLUMNS + ", 'W' AS row_state FROM " + tables.waiting()
+                    + " WHERE lock_key = ? AND expires_at > ?" + (waitersBefore > 0 ? " AND id < ?" : "");
+        }
+        try (PreparedStatement ps = connection.prepareStatement(sql + " ORDER BY row_state, id LIMIT " + limit)) {
+            ps.setBytes(1, key);
+            dialect.setTime(ps, 2, now);
+            if (waitersBefore != NO_WAITERS) {
+                ps.setBytes(3, key);
+                dialect.setTime(ps, 4, now);
+                if (waitersBefore > 0) {
+                    ps.setLong(5, waitersBefore);
+                }
+            }
+            return read(ps);
+        }
+    }
+
+    private int bindFilter(PreparedStatement ps, int i, Instant now, String exceptOwner, long before)
+            throws SQLException {
+        dialect.setTime(ps, i++, now);
+        if (exceptOwner != null) {
+            ps.setString(i++, exceptOwner);
+        }
+        if (before > 0) {
+            ps.setLong(i++, before);
+        }
+        return i;
+    }
+
+    private List<LockHolder> read(PreparedStatement ps) throws SQLException {
+        List<LockHolder> holders = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                holders.add(holder(rs));
+            }
+        }
+        return holders;
+    }
+
+    LockHolder holder(ResultSet rs) throws SQLException {
+        return new LockHolder(rs.getLong("id"), LockKind.ofCode(rs.getString("kind").charAt(0)),
+                dialect.getText(rs, "tenant"), dialect.getText(rs, "path"),
+                "X".equals(rs.getString("lock_mode")) ? LockMode.EXCLUSIVE : LockMode.SHARED,
+                rs.getString("node"), rs.getString("thread"), dialect.getTime(rs, "acquired_at"),
+                dialect.getTime(rs, "expires_at"), rs.getString("owner_token").substring(0, 8),
+                "W".equals(rs.getString("row_state")));
+    }
+
+    /**
+     * Every path strictly below {@code path} is {@code >= path + "/"} ... For the root that is
+     * {@code "/ "}: the root itself must stay out, and no path has a control character below ' '.
+     */
+    static String subtreeLow(LockPath path) {
+        return path.isRoot() ? "/ " : path.value() + "/";
+    }
+
+    /** ... and {@code < path + "0"}, since '0' is the character right after '/'. */
+    static String subtreeHigh(LockPath path) {
+        return path.isRoot() ? "0" : path.value() + "0";
+    }
+}

@@ -1,0 +1,93 @@
+package dev.locks.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.List;
+import java.util.function.BiConsumer;
+
+import javax.sql.DataSource;
+
+import dev.locks.LockKind;
+
+/**
+ * PostgreSQL: conflicting acquisitions are serialised with transaction-scoped advisory locks (no
+ * rows written), shared on ancestors and exclusive on the requested paths, taken in path order by
+ * one statement. Times come from {@code clock_timestamp()}, since {@code now()} is the start of the
+ * transaction. Paths are {@code COLLATE "C"} so that ranges follow code points.
+ */
+public class PostgresDialect extends SqlDialect {
+
+    // unnest(... WITH ORDINALITY) yields the keys in array order, and the aggregate needs every row,
+    // so the locks are taken one by one in path order before clock_timestamp() is read
+    private static final String SERIALISE = "SELECT count(l), clock_timestamp() FROM (SELECT CASE WHEN t.x"
+            + " THEN pg_advisory_xact_lock(t.k)::text ELSE pg_advisory_xact_lock_shared(t.k)::text END AS l"
+            + " FROM unnest(?::bigint[], ?::boolean[]) WITH ORDINALITY AS t(k, x, n)) s";
+
+    @Override
+    public String name() {
+        return "postgresql";
+    }
+
+    @Override
+    Instant serialise(Connection connection, LockTables tables, List<NodeLock> locks) throws SQLException {
+        Long[] keys = new Long[locks.size()];
+        Boolean[] exclusive = new Boolean[locks.size()];
+        for (int i = 0; i < locks.size(); i++) {
+            keys[i] = LockKeys.numericKey(locks.get(i).key());
+            exclusive[i] = locks.get(i).exclusive();
+        }
+        try (PreparedStatement ps = connection.prepareStatement(SERIALISE)) {
+            ps.setArray(1, connection.createArrayOf("bigint", keys));
+            ps.setArray(2, connection.createArrayOf("boolean", exclusive));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return getTime(rs, 2);
+            }
+        }
+    }
+
+    // pg_notify is sent at commit; the ::text and count() make sure it is evaluated for every tenant touched.
+    // Only tenants where someone waits are told: a notifying commit takes a database-wide lock held through
+    // its WAL flush, so notifying every release costs concurrent releases their group commit. A waiter
+    // queues before it polls and polls again within milliseconds, so a release that sees no queued
+    // waiter yet is found by that poll.
+    @Override
+    String notifying(String modification, String channel, String waitTable) {
+        return "WITH changed AS (" + modification + " RETURNING kind, tenant) SELECT (SELECT count(*) FROM changed),"
+                + " (SELECT count(n) FROM (SELECT pg_notify('" + channel + "', d.kind || d.tenant)::text AS n"
+                + " FROM (SELECT DISTINCT kind, tenant FROM changed) d WHERE EXISTS (SELECT 1 FROM " + waitTable
+                + " w WHERE w.kind = d.kind AND w.tenant = d.tenant AND w.expires_at > clock_timestamp())) s)";
+    }
+
+    @Override
+    AutoCloseable listen(DataSource dataSource, String channel, BiConsumer<LockKind, String> subscriber) {
+        return new PostgresReleaseListener(dataSource, channel, subscriber);
+    }
+
+    @Override
+    String now() {
+        return "clock_timestamp()";
+    }
+
+    @Override
+    String plusMicros(String column) {
+        return column + " + (? * interval '1 microsecond')";
+    }
+
+    // Index entries are limited to ~2700 bytes, so the index covers left(path, 600) and the exact
+    // bounds are checked on the row; left() is monotone, so the coarse range contains the exact one.
+    @Override
+    String subtree() {
+        return "left(path, 600) >= left(?, 600) AND left(path, 600) <= left(?, 600) AND path >= ? AND path < ?";
+    }
+
+    @Override
+    int bindSubtree(PreparedStatement ps, int index, String low, String high) throws SQLException {
+        index = super.bindSubtree(ps, index, low, high);
+        return super.bindSubtree(ps, index, low, high);
+    }
+
+}

@@ -1,0 +1,90 @@
+package dev.locks.jdbc;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.function.BiConsumer;
+
+import javax.sql.DataSource;
+
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.locks.LockKind;
+
+/**
+ * Listens on PostgreSQL's LISTEN/NOTIFY channel for releases made by other nodes and tells the
+ * engine at once, so that a waiter gets a freed lock in about a round trip instead of at its next
+ * poll. Keeps one connection of the pool for itself, and reconnects after a database restart.
+ */
+final class PostgresReleaseListener implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(PostgresReleaseListener.class);
+
+    private final DataSource dataSource;
+
+    private final String channel;
+
+    private final BiConsumer<LockKind, String> subscriber;
+
+    private final Thread thread;
+
+    private volatile boolean running = true;
+
+    PostgresReleaseListener(DataSource dataSource, String channel, BiConsumer<LockKind, String> subscriber) {
+        this.dataSource = dataSource;
+        this.channel = channel;
+        this.subscriber = subscriber;
+        this.thread = new Thread(this::listen, "locks-pg-listener");
+        this.thread.setDaemon(true);
+        this.thread.start();
+    }
+
+    private void listen() {
+        while (running) {
+            try (Connection connection = dataSource.getConnection()) {
+                connection.setAutoCommit(true);
+                try (Statement st = connection.createStatement()) {
+                    st.execute("LISTEN " + channel);
+                }
+                PGConnection pg = connection.unwrap(PGConnection.class);
+                while (running) {
+                    PGNotification[] notifications = pg.getNotifications(500);
+                    if (notifications == null) {
+                        continue;
+                    }
+                    for (PGNotification n : notifications) {
+                        String payload = n.getParameter();
+                        if (payload != null && payload.length() > 1) {
+                            subscriber.accept(LockKind.ofCode(payload.charAt(0)), payload.substring(1));
+                        }
+                    }
+                }
+            }
+            catch (SQLException | RuntimeException ex) {
+                if (running) {
+                    log.debug("Release notifications interrupted, reconnecting: {}", ex.toString());
+                    pause();
+                }
+            }
+        }
+    }
+
+    private void pause() {
+        try {
+            Thread.sleep(1000);
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            running = false;
+        }
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        thread.interrupt();
+    }
+}

@@ -1,0 +1,192 @@
+package dev.locks.jdbc;
+
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.Collections;
+import java.util.List;
+import java.util.function.BiConsumer;
+import java.util.Locale;
+
+import javax.sql.DataSource;
+
+import dev.locks.LockKind;
+
+/**
+ * What differs between databases: how conflicting acquisitions are serialised, the clock, text and
+ * time types, and the subtree range. All other SQL is shared and lives in {@link JdbcLockStore} and
+ * {@link PathConflictQuery}. One subclass per database.
+ */
+public abstract class SqlDialect {
+
+    /** One key to lock while a grant is checked and written. */
+    record NodeLock(byte[] key, boolean exclusive) {
+    }
+
+    /** @return {@code n} comma-separated parameter markers, for an {@code IN (...)} list */
+    static String placeholders(int n) {
+        return String.join(",", Collections.nCopies(n, "?"));
+    }
+
+    /** @return the dialect's name, also the suffix of its schema script */
+    public abstract String name();
+
+    /** @return the classpath location of the schema script, with {@code ${prefix}} placeholders */
+    public String schemaResource() {
+        return "dev/locks/jdbc/schema-" + name() + ".sql";
+    }
+
+    /**
+     * @return true if {@link #beginTransaction} sets an isolation level that renewals and the purge
+     *         need too (MySQL/MariaDB: READ COMMITTED, no gap locks)
+     */
+    boolean setsIsolationLevel() {
+        return false;
+    }
+
+    /** Called after auto-commit was switched off, before the first statement of a grant transaction. */
+    void beginTransaction(Connection connection) throws SQLException {
+    }
+
+    /**
+     * Serialises this transaction against every other grant transaction that could conflict with
+     * it: shared on the ancestors, exclusive on the requested paths, taken in path order.
+     *
+     * @return the database's time once the locks are held
+     */
+    abstract Instant serialise(Connection connection, LockTables tables, List<NodeLock> locks) throws SQLException;
+
+    /** @return an SQL expression for the database's current time, in UTC */
+    abstract String now();
+
+    /** @return an SQL expression adding {@code ?} microseconds to {@code column} */
+    abstract String plusMicros(String column);
+
+    /** @return the condition selecting a subtree; bound by {@link #bindSubtree} */
+    abstract String subtree();
+
+    /** Binds {@link #subtree()}: paths {@code >= low} and {@code < high}; returns the next index. */
+    int bindSubtree(PreparedStatement ps, int index, String low, String high) throws SQLException {
+        setText(ps, index++, low);
+        setText(ps, index++, high);
+        return index;
+    }
+
+    void setText(PreparedStatement ps, int index, String value) throws SQLException {
+        ps.setString(index, value);
+    }
+
+    String getText(ResultSet rs, String column) throws SQLException {
+        return rs.getString(column);
+    }
+
+    void setTime(PreparedStatement ps, int index, Instant value) throws SQLException {
+        ps.setObject(index, OffsetDateTime.ofInstant(value, ZoneOffset.UTC));
+    }
+
+    Instant getTime(ResultSet rs, String column) throws SQLException {
+        return rs.getObject(column, OffsetDateTime.class).toInstant();
+    }
+
+    Instant getTime(ResultSet rs, int column) throws SQLException {
+        return rs.getObject(column, OffsetDateTime.class).toInstant();
+    }
+
+    /** @return true if grant transactions serialise on rows of the node table */
+    boolean usesNodeTable() {
+        return false;
+    }
+
+    /**
+     * A statement that runs {@code modification} (a DELETE or UPDATE of lock rows) and tells other
+     * nodes listening on {@code channel} about the tenants touched where requests wait in
+     * {@code waitTable}, in one round trip; its one row holds the update count.
+     *
+     * @return the statement, or null where the database has no notifications (waiters poll)
+     */
+    String notifying(String modification, String channel, String waitTable) {
+        return null;
+    }
+
+    /**
+     * Starts listening for releases of other nodes, where the database can notify.
+     *
+     * @return the running listener, or null where waiters must poll
+     */
+    AutoCloseable listen(DataSource dataSource, String channel,
+            BiConsumer<LockKind, String> subscriber) {
+        return null;
+    }
+
+    /** Deletes old node rows, if the dialect keeps any; they are recreated on demand. */
+    int purgeNodes(Connection connection, LockTables tables, Instant before) throws SQLException {
+        if (!usesNodeTable()) {
+            return 0;
+        }
+        try (PreparedStatement ps = connection.prepareStatement("DELETE FROM " + tables.node()
+                + " WHERE created_at < ? LIMIT 5000")) {
+            setTime(ps, 1, before);
+            return ps.executeUpdate();
+        }
+    }
+
+    /** @return true for failures that only mean "try the transaction again" (deadlock, serialisation, lock timeout) */
+    boolean isRetryable(SQLException ex) {
+        for (Throwable t = ex; t != null; t = t.getCause()) {
+            if (t instanceof SQLException sql) {
+                String state = sql.getSQLState();
+                if ("40001".equals(state) || "40P01".equals(state)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** Reads the database's current time. */
+    Instant currentTime(Connection connection) throws SQLException {
+        try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery("SELECT " + now())) {
+            rs.next();
+            return getTime(rs, 1);
+        }
+    }
+
+    /**
+     * Picks the dialect from the connection's metadata.
+     *
+     * @param dataSource the lock store's DataSource
+     * @return the dialect
+     * @throws IllegalStateException for an unsupported database
+     */
+    public static SqlDialect detect(DataSource dataSource) {
+        try (Connection connection = dataSource.getConnection()) {
+            DatabaseMetaData meta = connection.getMetaData();
+            String product = meta.getDatabaseProductName().toLowerCase(Locale.ROOT);
+            if (product.contains("mysql") || product.contains("mariadb")) {
+                return new MySqlDialect();
+            }
+            if (product.contains("postgresql")) {
+                return new PostgresDialect();
+            }
+            if (product.contains("h2")) {
+                return new H2Dialect();
+            }
+            throw new IllegalStateException("The locks library supports MySQL/MariaDB, PostgreSQL and H2, not '"
+                    + meta.getDatabaseProductName() + "'");
+        }
+        catch (SQLException ex) {
+            throw new IllegalStateException("Cannot connect to detect the lock store's database: " + ex.getMessage(), ex);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return name();
+    }
+}

@@ -1,0 +1,125 @@
+package dev.locks.jdbc;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+
+import javax.sql.DataSource;
+
+import org.springframework.core.retry.RetryException;
+import org.springframework.core.retry.RetryPolicy;
+import org.springframework.core.retry.RetryTemplate;
+
+import dev.locks.LockUnavailableException;
+
+/**
+ * Runs store work on a connection of its own, never inside the caller's transaction: grant
+ * transactions at the dialect's isolation, single statements in auto-commit. Deadlocks and
+ * serialisation failures are retried with Spring's {@link RetryTemplate}; every other failure
+ * becomes a {@link LockUnavailableException}.
+ */
+final class StoreTransactions {
+
+    /** Work on a connection. */
+    @FunctionalInterface
+    interface SqlWork<T> {
+        T run(Connection connection) throws SQLException;
+    }
+
+    private final DataSource dataSource;
+
+    private final SqlDialect dialect;
+
+    private final RetryTemplate retry;
+
+    StoreTransactions(DataSource dataSource, SqlDialect dialect) {
+        this.dataSource = dataSource;
+        this.dialect = dialect;
+        this.retry = new RetryTemplate(RetryPolicy.builder()
+                .maxRetries(25)
+                .delay(Duration.ofMillis(1))
+                .multiplier(2)
+                .maxDelay(Duration.ofMillis(50))
+                .jitter(Duration.ofMillis(1))
+                .predicate(ex -> ex instanceof SQLException sql && dialect.isRetryable(sql))
+                .build());
+    }
+
+    DataSource dataSource() {
+        return dataSource;
+    }
+
+    /** Runs {@code work} in a new transaction, committed unless it throws. */
+    <T> T inTransaction(String what, SqlWork<T> work) {
+        return retrying(what, () -> {
+            try (Connection connection = dataSource.getConnection()) {
+                boolean autoCommit = connection.getAutoCommit();
+                if (autoCommit) {
+                    connection.setAutoCommit(false);
+                }
+                try {
+                    dialect.beginTransaction(connection);
+                    T result = work.run(connection);
+                    connection.commit();
+                    return result;
+                }
+                catch (SQLException | RuntimeException ex) {
+                    rollbackQuietly(connection, ex);
+                    throw ex;
+                }
+                finally {
+                    if (autoCommit) {
+                        connection.setAutoCommit(true);
+                    }
+                }
+            }
+        });
+    }
+
+    /**
+     * Runs maintenance statements (renewals, the purge) at the grant transactions' isolation where
+     * the dialect sets one, and in auto-commit elsewhere: inside a transaction H2's clock stands still
+     * at its start, which would let a late renewal revive a lapsed lease.
+     */
+    <T> T isolated(String what, SqlWork<T> work) {
+        return dialect.setsIsolationLevel() ? inTransaction(what, work) : autoCommit(what, work);
+    }
+
+    /** Runs single statements that need no transaction of their own. */
+    <T> T autoCommit(String what, SqlWork<T> work) {
+        return retrying(what, () -> {
+            try (Connection connection = dataSource.getConnection()) {
+                T result = work.run(connection);
+                if (!connection.getAutoCommit()) {
+                    connection.commit();
+                }
+                return result;
+            }
+        });
+    }
+
+    private <T> T retrying(String what, org.springframework.core.retry.Retryable<T> attempt) {
+        try {
+            return retry.execute(attempt);
+        }
+        catch (RetryException ex) {
+            Throwable cause = ex.getLastException() != null ? ex.getLastException() : ex.getCause();
+            if (cause instanceof LockUnavailableException unavailable) {
+                throw unavailable;
+            }
+            if (cause instanceof RuntimeException runtime && !(cause instanceof org.springframework.dao.DataAccessException)) {
+                throw runtime;
+            }
+            throw new LockUnavailableException("Lock store failed to " + what + ": " + cause.getMessage(), cause);
+        }
+    }
+
+    private static void rollbackQuietly(Connection connection, Exception failure) {
+        try {
+            connection.rollback();
+        }
+        catch (SQLException ex) {
+            failure.addSuppressed(ex);
+        }
+    }
+}

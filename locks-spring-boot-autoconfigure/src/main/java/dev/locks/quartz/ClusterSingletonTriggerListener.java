@@ -1,0 +1,343 @@
+package dev.locks.quartz;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.quartz.JobDetail;
+import org.quartz.JobExecutionContext;
+import org.quartz.JobExecutionException;
+import org.quartz.JobKey;
+import org.quartz.JobListener;
+import org.quartz.Scheduler;
+import org.quartz.SchedulerException;
+import org.quartz.SimpleTrigger;
+import org.quartz.Trigger;
+import org.quartz.Trigger.CompletedExecutionInstruction;
+import org.quartz.TriggerListener;
+import org.quartz.impl.matchers.GroupMatcher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.locks.DefaultLockService;
+import dev.locks.LockHandle;
+import dev.locks.LockRequest;
+import dev.locks.LockService;
+import dev.locks.annotation.ClusterSingleton;
+
+/**
+ * Runs each scheduled fire of a guarded Quartz job on exactly one node of the cluster, when every node
+ * schedules the job in its own (in-memory) job store. A job is guarded when its class is annotated
+ * {@link ClusterSingleton} or its key is configured.
+ *
+ * <p><b>How.</b> Quartz asks every global trigger listener whether to veto a fire, on the worker
+ * thread that will run it. This listener takes the singleton {@code job:<group.name>@<scheduled
+ * fire time in epoch millis>} (the annotation's {@code name} replaces {@code group.name}) without
+ * waiting; the scheduled fire time is the same on every node, so one node gets it and the others
+ * veto the fire. The marker is renewed while the job runs and stays until the run ends or until
+ * {@code fireMarkerRetention} (default 10 minutes, or the annotation's {@code lockAtLeastFor}) after
+ * it was taken, whichever is later, so that a node whose clock or thread pool fires the same time up
+ * to that late is vetoed too. Then the store's purge deletes it. No guess about the job's length is
+ * needed: each fire has its own name.
+ *
+ * <p><b>The guarantee.</b> Each scheduled fire time runs at most once across the cluster, and exactly
+ * once as long as a node that fires it stays up and reaches the lock store, within the limits below.
+ *
+ * <p><b>Overlapping runs.</b> A job class marked {@code @DisallowConcurrentExecution} also holds
+ * {@code job:<group.name>} while it runs (lease: the annotation's {@code lockAtMostFor}, else the
+ * service's default, renewed): a fire that comes while another node still runs the job is vetoed
+ * there. The node running the job fires it after the run, as Quartz does on one node (its own trigger
+ * waits), subject to misfire handling. Without that annotation, fires run once each but may overlap
+ * across nodes, as they may overlap on one node.
+ *
+ * <p><b>The same fire times on every node.</b> Deduplication needs every node to compute the same
+ * scheduled times: a cron trigger with the same expression and time zone, or a simple trigger whose
+ * start time is fixed or aligned to its interval. A simple trigger that starts "now" fires at times
+ * that depend on when each node started, and its fires are not deduplicated; {@link #checkJobs}
+ * warns about it.
+ *
+ * <p><b>Misfires.</b> A fire a node could not start within {@code org.quartz.jobStore.misfireThreshold}
+ * (default 60 s) of its time follows the trigger's misfire instruction on that node. Instructions that
+ * keep the schedule's times are deduplicated against the other nodes like any fire: a repeat-forever
+ * simple trigger's default ({@code RESCHEDULE_NEXT_WITH_REMAINING_COUNT}: skip to the next time), a cron
+ * trigger's {@code withMisfireHandlingInstructionDoNothing()}, and {@code IGNORE_MISFIRE_POLICY} (fire the
+ * missed times with their own times). The others use this node's current time: the cron default
+ * {@code FIRE_ONCE_NOW} and a one-shot simple trigger's {@code FIRE_NOW} give one catch-up fire, run on
+ * each node that misfired even when another node ran the missed time; a simple trigger with a finite
+ * repeat count defaults to {@code RESCHEDULE_NOW_WITH_EXISTING_REPEAT_COUNT}, which moves that node's
+ * whole schedule so that its later fires no longer match the other nodes'. For jobs that must never
+ * run twice, use cron triggers with do-nothing, or repeat-forever simple triggers.
+ *
+ * <p><b>A node that dies mid-job.</b> Its fire is not run again by another node: the others vetoed
+ * it when it came and will not fire that time again (at most once, never twice). Its locks lapse
+ * without renewal: the marker after its retention, and the running lock of a
+ * {@code @DisallowConcurrentExecution} job after its lease. Until then the other nodes veto that job's
+ * fires, and the fires they vetoed while it ran are lost with the dead node, which would have run
+ * them after its run; later fires run on the other nodes.
+ *
+ * <p><b>Failures.</b> If the lock store cannot be reached, or the annotation cannot be understood, the
+ * fire is vetoed and logged: a guarded job never runs unguarded. A job that asks to be re-executed at
+ * once ({@code JobExecutionException.setRefireImmediately}) keeps its locks for the re-run.
+ *
+ * <p>With Spring Boot the auto-configuration registers it; with plain Quartz call
+ * {@link #registerWith(Scheduler)} before starting the scheduler. It is both a trigger listener (the
+ * veto and the end of the run) and a job listener (a fire that another listener vetoed after this
+ * one took it).
+ */
+public class ClusterSingletonTriggerListener implements TriggerListener, JobListener {
+
+    /** The name under which it is registered with Quartz. */
+    public static final String NAME = ClusterSingletonTriggerListener.class.getName();
+
+    /** How long a fire's marker is kept after it was taken, unless configured otherwise. */
+    public static final Duration DEFAULT_FIRE_MARKER_RETENTION = Duration.ofMinutes(10);
+
+    private static final Logger log = LoggerFactory.getLogger(ClusterSingletonTriggerListener.class);
+
+    private final LockService locks;
+
+    private final GuardedJobs jobs;
+
+    // one fire at a time per worker thread: Quartz calls veto, run and completion on the same thread
+    private final Map<Thread, HeldFire> held = new ConcurrentHashMap<>();
+
+    /**
+     * Guards the job classes annotated {@link ClusterSingleton}, with the default marker retention.
+     *
+     * @param locks the lock service shared by the cluster's nodes
+     */
+    public ClusterSingletonTriggerListener(LockService locks) {
+        this(locks, Set.of(), DEFAULT_FIRE_MARKER_RETENTION);
+    }
+
+    /**
+     * @param locks the lock service shared by the cluster's nodes
+     * @param jobKeys keys of jobs to guard even without the annotation: {@code group.name}, or {@code name}
+     *                for the {@code DEFAULT} group
+     * @param fireMarkerRetention how long a fire's marker is kept after it was taken (the annotation's
+     *                            {@code lockAtLeastFor} overrides it per job); positive
+     */
+    public ClusterSingletonTriggerListener(LockService locks, Collection<String> jobKeys, Duration fireMarkerRetention) {
+        this.locks = Objects.requireNonNull(locks, "locks");
+        this.jobs = new GuardedJobs(jobKeys, fireMarkerRetention);
+    }
+
+    /**
+     * Adds this listener to a scheduler for all its triggers and jobs; call it before the scheduler starts.
+     *
+     * @param scheduler a Quartz scheduler
+     * @throws SchedulerException if Quartz refuses the listener
+     */
+    public void registerWith(Scheduler scheduler) throws SchedulerException {
+        scheduler.getListenerManager().addTriggerListener(this);
+        scheduler.getListenerManager().addJobListener(this);
+    }
+
+    /**
+     * Whether the fires of a job are guarded.
+     *
+     * @param job a job
+     * @return true if the job's class is annotated or its key configured
+     * @throws IllegalArgumentException if its {@code @ClusterSingleton} has an invalid attribute
+     */
+    public boolean isGuarded(JobDetail job) {
+        return jobs.guardOf(job).isPresent();
+    }
+
+    /**
+     * Checks a scheduler's jobs now rather than at their first fire: fails on a job whose
+     * {@code @ClusterSingleton} cannot be understood, logs the guarded jobs, and warns about configured
+     * keys that name none of the scheduler's jobs (a typo would leave a job unguarded).
+     *
+     * @param scheduler a scheduler with its jobs added
+     * @return the keys of its guarded jobs
+     * @throws SchedulerException if Quartz cannot list the jobs
+     * @throws IllegalArgumentException naming the job whose annotation is invalid
+     */
+    public List<JobKey> checkJobs(Scheduler scheduler) throws SchedulerException {
+        List<JobKey> guarded = new ArrayList<>();
+        Set<String> unknown = new LinkedHashSet<>(jobs.configuredKeys());
+        for (JobKey key : scheduler.getJobKeys(GroupMatcher.anyJobGroup())) {
+            JobDetail job = scheduler.getJobDetail(key);
+            if (job == null) {
+                continue;
+            }
+            unknown.removeIf(configured -> GuardedJobs.names(configured, key));
+            if (jobs.guardOf(job).isPresent()) {
+                guarded.add(key);
+                warnAboutNodeSpecificTimes(scheduler, key);
+            }
+        }
+        if (!guarded.isEmpty()) {
+            log.info("Quartz scheduler '{}' runs each fire of these jobs on one node of the cluster: {}",
+                    scheduler.getSchedulerName(), guarded);
+        }
+        if (!unknown.isEmpty()) {
+            log.warn("Configured Quartz job keys {} name no job of scheduler '{}' (yet): expected group.name, or name "
+                    + "for the DEFAULT group", unknown, scheduler.getSchedulerName());
+        }
+        return guarded;
+    }
+
+    private static void warnAboutNodeSpecificTimes(Scheduler scheduler, JobKey key) throws SchedulerException {
+        for (Trigger trigger : scheduler.getTriggersOfJob(key)) {
+            // a start on an odd millisecond that is not aligned to the interval is what startNow() gives
+            long start = trigger.getStartTime().getTime();
+            if (trigger instanceof SimpleTrigger simple && simple.getRepeatInterval() > 0 && start % 1000 != 0
+                    && start % simple.getRepeatInterval() != 0) {
+                log.warn("Trigger {} of guarded job {} starts at {}, which looks like the moment this node scheduled "
+                        + "it: its fire times will differ from the other nodes' and its fires will not be "
+                        + "deduplicated. Start it at a fixed time or one aligned to its interval, or use a cron trigger",
+                        trigger.getKey(), key, trigger.getStartTime().toInstant());
+            }
+        }
+    }
+
+    @Override
+    public String getName() {
+        return NAME;
+    }
+
+    @Override
+    public void triggerFired(Trigger trigger, JobExecutionContext context) {
+    }
+
+    @Override
+    public boolean vetoJobExecution(Trigger trigger, JobExecutionContext context) {
+        if (stillHeldFor(context)) {
+            // the same fire re-executed at the job's request: it keeps the locks it has
+            return false;
+        }
+        Optional<JobGuard> guard;
+        try {
+            guard = jobs.guardOf(context.getJobDetail());
+        }
+        catch (IllegalArgumentException ex) {
+            log.error("Vetoed {}: {}", describe(context), ex.getMessage());
+            return true;
+        }
+        return guard.isPresent() && !take(guard.get(), context);
+    }
+
+    @Override
+    public void triggerMisfired(Trigger trigger) {
+    }
+
+    @Override
+    public void triggerComplete(Trigger trigger, JobExecutionContext context,
+            CompletedExecutionInstruction instruction) {
+        if (instruction != CompletedExecutionInstruction.RE_EXECUTE_JOB) {
+            finish(context);
+        }
+    }
+
+    @Override
+    public void jobToBeExecuted(JobExecutionContext context) {
+    }
+
+    @Override
+    public void jobExecutionVetoed(JobExecutionContext context) {
+        // another listener vetoed a fire this one had taken: the fire counts as handled
+        finish(context);
+    }
+
+    @Override
+    public void jobWasExecuted(JobExecutionContext context, JobExecutionException jobException) {
+    }
+
+    private boolean take(JobGuard guard, JobExecutionContext context) {
+        String fire = describe(context);
+        LockHandle running = null;
+        try {
+            if (guard.oneRunAtATime()) {
+                running = tryLock(guard.runningLock(context)).orElse(null);
+                if (running == null) {
+                    log.debug("Vetoed {}: the job is still running on another node", fire);
+                    return false;
+                }
+            }
+            Optional<LockHandle> marker = tryLock(guard.fireLock(context));
+            if (marker.isEmpty()) {
+                log.debug("Vetoed {}: another node took this fire", fire);
+                releaseQuietly(running);
+                return false;
+            }
+            held.put(Thread.currentThread(), new HeldFire(context.getFireInstanceId(), fire, running, marker.get()));
+            return true;
+        }
+        catch (RuntimeException ex) {
+            releaseQuietly(running);
+            log.warn("Vetoed {}: could not lock it, and a guarded job never runs unguarded: {}", fire, ex.toString());
+            return false;
+        }
+    }
+
+    /** Without waiting, renewed by the watchdog until released. */
+    private Optional<LockHandle> tryLock(LockRequest request) {
+        if (locks instanceof DefaultLockService engine) {
+            // a fresh owner, independent of any lock the job itself takes on this thread
+            return engine.tryAcquire(request).map(engine::keepRenewed);
+        }
+        // the scoped form renews too; Quartz releases it on this same thread
+        return locks.tryEnter(request);
+    }
+
+    /**
+     * Whether this thread still holds the locks of this very fire (a re-execution). Locks this thread
+     * holds for an earlier fire are released: that run ended without Quartz telling (a listener failed).
+     */
+    private boolean stillHeldFor(JobExecutionContext context) {
+        held.forEach((thread, fire) -> {
+            if (!thread.isAlive() && held.remove(thread, fire)) {
+                log.warn("Released the locks of {}: its worker thread {} is gone", fire.description(), thread.getName());
+                fire.release();
+            }
+        });
+        Thread current = Thread.currentThread();
+        HeldFire fire = held.get(current);
+        if (fire == null) {
+            return false;
+        }
+        if (fire.fireInstanceId().equals(context.getFireInstanceId())) {
+            return true;
+        }
+        held.remove(current, fire);
+        log.warn("Released the locks of {}: it ended without Quartz reporting its completion (did another listener fail?)",
+                fire.description());
+        fire.release();
+        return false;
+    }
+
+    private void finish(JobExecutionContext context) {
+        Thread current = Thread.currentThread();
+        HeldFire fire = held.get(current);
+        if (fire != null && fire.fireInstanceId().equals(context.getFireInstanceId()) && held.remove(current, fire)) {
+            fire.release();
+        }
+    }
+
+    private static void releaseQuietly(LockHandle handle) {
+        if (handle == null) {
+            return;
+        }
+        try {
+            handle.release();
+        }
+        catch (RuntimeException ex) {
+            log.warn("Could not release {}; its lease will free it: {}", handle, ex.toString());
+        }
+    }
+
+    private static String describe(JobExecutionContext context) {
+        return "the fire of job " + context.getJobDetail().getKey() + " scheduled at "
+                + (context.getScheduledFireTime() == null ? "?" : context.getScheduledFireTime().toInstant())
+                + " (trigger " + context.getTrigger().getKey() + ")";
+    }
+}

@@ -1,0 +1,148 @@
+package dev.locks.quartz;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.quartz.JobDetail;
+import org.quartz.JobKey;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.expression.Expression;
+import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.format.datetime.standard.DurationFormatterUtils;
+
+import dev.locks.LockRequest;
+import dev.locks.annotation.ClusterSingleton;
+
+/**
+ * Decides which Quartz jobs are guarded and how: a job class annotated {@link ClusterSingleton}, or a
+ * job key listed in configuration ({@code group.name}, or just {@code name} for the {@code DEFAULT}
+ * group). Resolved once per job key and class.
+ */
+final class GuardedJobs {
+
+    private static final Logger log = LoggerFactory.getLogger(GuardedJobs.class);
+
+    private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+
+    private final Set<String> configuredKeys;
+
+    private final Duration defaultRetention;
+
+    private final Map<Resolved, Optional<JobGuard>> cache = new ConcurrentHashMap<>();
+
+    GuardedJobs(Collection<String> configuredKeys, Duration defaultRetention) {
+        this.configuredKeys = Set.copyOf(Objects.requireNonNull(configuredKeys, "configuredKeys"));
+        this.defaultRetention = positive(defaultRetention, "the fire marker retention");
+    }
+
+    /**
+     * @param job a job
+     * @return how it is guarded, or empty if it is not
+     * @throws IllegalArgumentException if its {@code @ClusterSingleton} cannot be understood
+     */
+    Optional<JobGuard> guardOf(JobDetail job) {
+        return cache.computeIfAbsent(new Resolved(job.getKey(), job.getJobClass()), k -> resolve(job));
+    }
+
+    /** @return whether the configured entry names the job with this key */
+    static boolean names(String configured, JobKey key) {
+        return configured.equals(key.getGroup() + "." + key.getName())
+                || (JobKey.DEFAULT_GROUP.equals(key.getGroup()) && configured.equals(key.getName()));
+    }
+
+    Set<String> configuredKeys() {
+        return configuredKeys;
+    }
+
+    private Optional<JobGuard> resolve(JobDetail job) {
+        JobKey key = job.getKey();
+        ClusterSingleton annotation = AnnotatedElementUtils.findMergedAnnotation(job.getJobClass(), ClusterSingleton.class);
+        boolean configured = configuredKeys.stream().anyMatch(c -> names(c, key));
+        if (annotation == null && !configured) {
+            return Optional.empty();
+        }
+        String where = (annotation != null ? "@ClusterSingleton on Quartz job " : "configured Quartz job ") + key + " ("
+                + job.getJobClass().getName() + ")";
+        String jobName = key.getGroup() + "." + key.getName();
+        Duration lease = null;
+        Duration retention = defaultRetention;
+        Expression tenant = null;
+        if (annotation != null) {
+            if (!annotation.name().isBlank()) {
+                jobName = annotation.name().strip();
+            }
+            lease = duration(annotation.lockAtMostFor(), "lockAtMostFor", where);
+            Duration atLeast = duration(annotation.lockAtLeastFor(), "lockAtLeastFor", where);
+            if (atLeast != null) {
+                retention = positive(atLeast, "lockAtLeastFor of " + where);
+            }
+            tenant = tenant(annotation.tenant(), where);
+            if (annotation.onBusy() != ClusterSingleton.OnBusy.SKIP) {
+                log.warn("{} says onBusy = {}, which a Quartz fire cannot honour: a fire another node took is always "
+                        + "skipped (vetoed)", where, annotation.onBusy());
+            }
+        }
+        checkRequests(jobName, lease, retention, where);
+        return Optional.of(new JobGuard(jobName, lease, retention, job.isConcurrentExecutionDisallowed(), tenant));
+    }
+
+    /** Builds the job's requests once, so that a bad name or lease fails now, naming the job, not at every fire. */
+    private static void checkRequests(String jobName, Duration lease, Duration retention, String where) {
+        try {
+            LockRequest.singleton("job:" + jobName + "@" + Long.MAX_VALUE).lease(retention).lockAtLeastFor(retention)
+                    .build();
+            if (lease != null) {
+                LockRequest.singleton("job:" + jobName).lease(lease).build();
+            }
+        }
+        catch (IllegalArgumentException ex) {
+            throw new IllegalArgumentException(where + " cannot be guarded: " + ex.getMessage(), ex);
+        }
+    }
+
+    private static Duration duration(String text, String attribute, String where) {
+        if (text == null || text.isBlank()) {
+            return null;
+        }
+        try {
+            return DurationFormatterUtils.detectAndParse(text.strip());
+        }
+        catch (RuntimeException ex) {
+            throw new IllegalArgumentException(attribute + " = \"" + text + "\" of " + where
+                    + " is not a duration (e.g. \"30s\", \"10m\", \"PT1H\")", ex);
+        }
+    }
+
+    private static Expression tenant(String text, String where) {
+        if (text == null || text.isBlank()) {
+            return null;
+        }
+        try {
+            return PARSER.parseExpression(text);
+        }
+        catch (ParseException ex) {
+            throw new IllegalArgumentException("tenant = \"" + text + "\" of " + where + " is not a SpEL expression: "
+                    + ex.getMessage(), ex);
+        }
+    }
+
+    private static Duration positive(Duration d, String what) {
+        Objects.requireNonNull(d, what);
+        if (d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException(what + " must be positive, was " + d
+                    + ": the fire marker is what stops a late node from running the same fire again");
+        }
+        return d;
+    }
+
+    private record Resolved(JobKey key, Class<?> jobClass) {
+    }
+}

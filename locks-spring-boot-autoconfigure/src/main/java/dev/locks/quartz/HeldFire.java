@@ -1,0 +1,39 @@
+package dev.locks.quartz;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import dev.locks.LockHandle;
+
+/**
+ * The locks one node holds for one fire of a guarded job, from the veto vote to the end of the run.
+ *
+ * @param fireInstanceId Quartz's id of the fire on this node
+ * @param description the job and scheduled fire time, for logs
+ * @param running the job's running lock, or null when runs may overlap
+ * @param marker the fire's marker, kept after release until its retention has passed
+ */
+record HeldFire(String fireInstanceId, String description, LockHandle running, LockHandle marker) {
+
+    private static final Logger log = LoggerFactory.getLogger(HeldFire.class);
+
+    /** Frees the running lock at once and leaves the marker to lapse after its retention. */
+    void release() {
+        if (running != null) {
+            release(running, "running lock");
+        }
+        release(marker, "fire marker");
+    }
+
+    private void release(LockHandle handle, String what) {
+        try {
+            if (!handle.release()) {
+                log.warn("The {} of {} had been lost before the run ended (lease ran out or force-released): "
+                        + "another node may have run the job meanwhile", what, description);
+            }
+        }
+        catch (RuntimeException ex) {
+            log.warn("Could not release the {} of {}; its lease will free it: {}", what, description, ex.toString());
+        }
+    }
+}

@@ -1,0 +1,79 @@
+package dev.locks.quartz;
+
+import java.time.Duration;
+import java.util.Date;
+
+import org.quartz.JobExecutionContext;
+import org.springframework.expression.EvaluationContext;
+import org.springframework.expression.Expression;
+import org.springframework.expression.spel.support.SimpleEvaluationContext;
+
+import dev.locks.LockRequest;
+
+/**
+ * How one guarded Quartz job is locked: the singleton names, the lease of a run, how long a fire's
+ * marker outlives the run, and whether runs may overlap across nodes.
+ *
+ * @param jobName the job part of the lock names: the {@code @ClusterSingleton} name or the job key
+ * @param lease lease of a run, renewed while it runs; null for the lock service's default
+ * @param fireMarkerRetention how long after a fire was taken its marker stays, whatever the run's length
+ * @param oneRunAtATime the job class is {@code @DisallowConcurrentExecution}: no two nodes run it at once
+ * @param tenant SpEL giving the tenant (root: the {@link JobExecutionContext}, {@code #jobData}: the
+ *               merged job data map); null for the default tenant
+ */
+record JobGuard(String jobName, Duration lease, Duration fireMarkerRetention, boolean oneRunAtATime,
+        Expression tenant) {
+
+    /** @return the singleton held while the job runs anywhere (for {@link #oneRunAtATime} jobs) */
+    String runningLockName() {
+        return "job:" + jobName;
+    }
+
+    /**
+     * @param scheduledFireTime the trigger's scheduled fire time, the same on every node
+     * @return the singleton that marks this fire as taken
+     */
+    String fireLockName(Date scheduledFireTime) {
+        return "job:" + jobName + "@" + scheduledFireTime.getTime();
+    }
+
+    /** @return the request for the lock held while the job runs */
+    LockRequest runningLock(JobExecutionContext context) {
+        LockRequest.Builder request = LockRequest.singleton(runningLockName());
+        if (lease != null) {
+            request.lease(lease);
+        }
+        return withTenant(request, context).build();
+    }
+
+    /**
+     * The fire's marker: its lease is the retention, renewed while the run lasts, and its release keeps
+     * it until {@code retention} after it was taken, so that a node firing the same time late is vetoed.
+     */
+    LockRequest fireLock(JobExecutionContext context) {
+        LockRequest.Builder request = LockRequest.singleton(fireLockName(context.getScheduledFireTime()))
+                .lease(fireMarkerRetention)
+                .lockAtLeastFor(fireMarkerRetention);
+        return withTenant(request, context).build();
+    }
+
+    private LockRequest.Builder withTenant(LockRequest.Builder request, JobExecutionContext context) {
+        if (tenant != null) {
+            request.tenant(tenantOf(context));
+        }
+        return request;
+    }
+
+    private String tenantOf(JobExecutionContext context) {
+        EvaluationContext evaluation = SimpleEvaluationContext.forReadOnlyDataBinding()
+                .withRootObject(context)
+                .build();
+        evaluation.setVariable("jobData", context.getMergedJobDataMap());
+        Object value = tenant.getValue(evaluation);
+        if (value == null || value.toString().isBlank()) {
+            throw new IllegalArgumentException("The tenant expression '" + tenant.getExpressionString() + "' of job "
+                    + context.getJobDetail().getKey() + " gave " + (value == null ? "null" : "an empty tenant"));
+        }
+        return value.toString();
+    }
+}

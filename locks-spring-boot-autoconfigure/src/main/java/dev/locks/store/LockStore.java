@@ -1,0 +1,151 @@
+package dev.locks.store;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BiConsumer;
+
+import dev.locks.HolderQuery;
+import dev.locks.LockHolder;
+import dev.locks.LockKind;
+import dev.locks.LockPath;
+import dev.locks.LockUnavailableException;
+
+/**
+ * Where grants live. Implementations keep every decision in the store's own clock and serialise
+ * check-then-write against every conflicting request. Every method throws
+ * {@link LockUnavailableException} when the store cannot be reached.
+ */
+public interface LockStore {
+
+    /**
+     * Grants the request atomically if no live conflicting grant of another owner exists, and no
+     * earlier conflicting waiter (unless {@link GrantRequest#ownerHoldsLocks()}); never waits for
+     * conflicting grants to end. A granted request leaves the wait queue in the same transaction.
+     *
+     * @param request the request
+     * @return the grant, or the conflicting holders
+     */
+    GrantResult tryGrant(GrantRequest request);
+
+    /**
+     * The live grants that would conflict with {@code request}, without writing anything; lets
+     * waiters poll cheaply.
+     *
+     * @param request the request
+     * @return the conflicting holders, empty if the request would be granted now
+     */
+    List<LockHolder> conflicts(GrantRequest request);
+
+    /**
+     * Records the request as waiting, so that it blocks later conflicting requests.
+     *
+     * @param request the request (ticket 0)
+     * @param waitLease how long the record lives unless {@link #keepWaiting} renews it
+     * @return the ticket: its place in the queue, first come first served
+     */
+    long enqueue(GrantRequest request, Duration waitLease);
+
+    /**
+     * Renews a waiting record.
+     *
+     * @param request the request with its ticket
+     * @param waitLease the new lease
+     * @return false if the record was gone (its lease lapsed): enqueue again
+     */
+    boolean keepWaiting(GrantRequest request, Duration waitLease);
+
+    /**
+     * Removes a waiting record (the wait ended without a grant).
+     *
+     * @param request the request with its ticket
+     */
+    void dequeue(GrantRequest request);
+
+    /**
+     * One consistent snapshot of the live waiters of a tenant and of every grant their owners hold,
+     * for deadlock detection.
+     *
+     * @param kind the kind
+     * @param tenant the tenant
+     * @return waiting and held rows of waiting owners
+     */
+    List<WaitGraphRow> waitGraph(LockKind kind, String tenant);
+
+    /**
+     * Releases a grant if its owner still holds it.
+     *
+     * @param grant the grant
+     * @param keepFor for singletons with {@code lockAtLeastFor}: keep the grant until this long after
+     *                it was granted; {@link Duration#ZERO} to delete it now
+     * @return true if a live grant was released
+     */
+    boolean release(Grant grant, Duration keepFor);
+
+    /**
+     * Extends the leases of still-live grants to {@code lease} from now, in one round where possible.
+     *
+     * @param grants grants of this node
+     * @param lease the new lease
+     * @return the new lease end of each grant renewed; grants missing from the map are lost
+     */
+    Map<String, Instant> renew(Collection<Grant> grants, Duration lease);
+
+    /**
+     * Live grants that overlap {@code path} in its tenant and kind, oldest first.
+     *
+     * @param kind the kind
+     * @param tenant the tenant
+     * @param path the path or name
+     * @return the holders
+     */
+    List<LockHolder> holders(LockKind kind, String tenant, LockPath path);
+
+    /**
+     * Live grants matching an operator's filter, oldest first.
+     *
+     * @param query the filter
+     * @return the holders
+     */
+    List<LockHolder> list(HolderQuery query);
+
+    /**
+     * Deletes the whole grant that has the row {@code lockId}, whoever owns it: the operator's
+     * force-release. The owner's handle notices at its next renewal.
+     *
+     * @param lockId a {@link LockHolder#lockId()}
+     * @return how many rows were deleted (0 if there was no such grant)
+     */
+    int forceRelease(long lockId);
+
+    /**
+     * Asks to be told when another node may have freed something in a tenant, so that waiters here
+     * can look again at once instead of sleeping out their backoff. Stores without such a channel
+     * ignore it (waiters then rely on polling).
+     *
+     * @param subscriber called with the kind and tenant where something was released
+     */
+    default void onRemoteRelease(BiConsumer<LockKind, String> subscriber) {
+    }
+
+    /** Stops what the store runs in the background (a notification listener). */
+    default void close() {
+    }
+
+    /**
+     * The store's clock, for operators comparing it with the JVM's; every lock decision reads the
+     * clock inside the store instead.
+     *
+     * @return the store's current time
+     */
+    Instant currentTime();
+
+    /**
+     * Deletes grants whose lease ended, in store time, so that tables stay small.
+     *
+     * @return how many rows were deleted
+     */
+    int purgeExpired();
+}

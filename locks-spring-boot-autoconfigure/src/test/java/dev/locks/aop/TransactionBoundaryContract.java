@@ -1,0 +1,289 @@
+package dev.locks.aop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.sql.Connection;
+import java.sql.Statement;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import javax.sql.DataSource;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.annotation.EnableTransactionManagement;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import dev.locks.annotation.PathLocked;
+import dev.locks.testing.TestDatabase;
+
+/**
+ * The transaction boundary (DESIGN §1, Transactions): a lock is never released before the work it
+ * protects is committed, and a rolled-back transaction still releases it.
+ *
+ * <p>The writer commits slowly (its transaction sleeps in {@code beforeCommit}), so that a release
+ * before the commit would let the reader on another node in while the row is still invisible.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(90)
+abstract class TransactionBoundaryContract {
+
+    private static final long SLOW_COMMIT_MILLIS = 800;
+
+    protected abstract TestDatabase database();
+
+    private LockTestNodes nodes;
+
+    private String table;
+
+    /** Lock advisor outside @Transactional (the default). */
+    private Documents writer;
+
+    private TransactionTemplate writerTransactions;
+
+    /** Another node that reads under the same lock. */
+    private Documents reader;
+
+    /** Lock advisor ordered inside @Transactional: the transaction is active when the lock is taken. */
+    private Documents insideWriter;
+
+    /** Lock tables on a DataSource of their own; the work commits on the application's. */
+    private Documents separateWriter;
+
+    private TransactionTemplate separateTransactions;
+
+    @BeforeAll
+    void start() throws Exception {
+        nodes = new LockTestNodes(database());
+        table = nodes.prefix() + "docs";
+        try (Connection c = nodes.probePool().getConnection(); Statement st = c.createStatement()) {
+            st.execute("CREATE TABLE " + table + " (id INT NOT NULL, body VARCHAR(100))");
+            if (!c.getAutoCommit()) {
+                c.commit();
+            }
+        }
+        List<String> props = List.of("docs.table=" + table);
+        ConfigurableApplicationContext a = nodes.node("node-a", props, Application.class);
+        writer = a.getBean(Documents.class);
+        writerTransactions = new TransactionTemplate(a.getBean(PlatformTransactionManager.class));
+        reader = nodes.node("node-b", props, Application.class).getBean(Documents.class);
+        insideWriter = nodes.node("node-inside", props, Application.class, TransactionsOutsideLocks.class)
+                .getBean(Documents.class);
+        DataSource lockPool = nodes.pool(4);
+        ConfigurableApplicationContext separate = nodes.start(nodes.pool(10),
+                nodes.defaults("node-separate", List.of("docs.table=" + table, "locks.jdbc.data-source-bean=lockDataSource")),
+                context -> context.registerBean("lockDataSource", DataSource.class, () -> lockPool),
+                Application.class);
+        separateWriter = separate.getBean(Documents.class);
+        separateTransactions = new TransactionTemplate(separate.getBean(PlatformTransactionManager.class));
+    }
+
+    @AfterAll
+    void stop() throws Exception {
+        if (nodes == null) {
+            return;
+        }
+        try (Connection c = nodes.probePool().getConnection(); Statement st = c.createStatement()) {
+            st.execute("DROP TABLE IF EXISTS " + table);
+            if (!c.getAutoCommit()) {
+                c.commit();
+            }
+        }
+        finally {
+            nodes.close();
+        }
+    }
+
+    @Test
+    void anotherNodeTakingTheLockSeesTheCommittedRow() throws Exception {
+        assertReaderSeesRow(101, afterInsert -> writer.writeSlowly(101, afterInsert));
+    }
+
+    @Test
+    void withTheLockOrderedInsideTheTransactionTheReleaseStillWaitsForTheCommit() throws Exception {
+        assertReaderSeesRow(102, afterInsert -> insideWriter.writeSlowly(102, afterInsert));
+    }
+
+    @Test
+    void withSeparateLockTablesTheReleaseFollowsTheCommit() throws Exception {
+        assertReaderSeesRow(103, afterInsert -> separateWriter.writeSlowly(103, afterInsert));
+    }
+
+    @Test
+    void insideAnOuterTransactionTheReleaseWaitsForTheOuterCommit() throws Exception {
+        assertReaderSeesRow(104, afterInsert -> writerTransactions.executeWithoutResult(status -> {
+            writer.write(104);
+            assertThat(nodes.isLocked("/docs/104")).as("held after the method, until the outer commit").isTrue();
+            afterInsert.run();
+            slowCommit();
+        }));
+    }
+
+    @Test
+    void insideAnOuterTransactionOnAnotherDataSourceTheReleaseFollowsTheOuterCommit() throws Exception {
+        assertReaderSeesRow(105, afterInsert -> separateTransactions.executeWithoutResult(status -> {
+            separateWriter.write(105);
+            assertThat(nodes.isLocked("/docs/105")).isTrue();
+            afterInsert.run();
+            slowCommit();
+        }));
+    }
+
+    @Test
+    void aRolledBackTransactionReleasesTheLock() {
+        assertThatThrownBy(() -> writer.writeThenFail(201)).hasMessage("rejected 201");
+        assertThat(nodes.isLocked("/docs/201")).isFalse();
+        assertThat(rows(201)).isZero();
+    }
+
+    @Test
+    void aRolledBackTransactionReleasesALockTakenInsideIt() {
+        assertThatThrownBy(() -> insideWriter.writeThenFail(202)).hasMessage("rejected 202");
+        assertThat(nodes.isLocked("/docs/202")).isFalse();
+        assertThat(rows(202)).isZero();
+    }
+
+    @Test
+    void aRolledBackOuterTransactionReleasesTheLock() {
+        writerTransactions.executeWithoutResult(status -> {
+            writer.write(203);
+            status.setRollbackOnly();
+        });
+        assertThat(nodes.isLocked("/docs/203")).isFalse();
+        assertThat(rows(203)).isZero();
+    }
+
+    @Test
+    void aRolledBackOuterTransactionOnAnotherDataSourceReleasesTheLock() {
+        separateTransactions.executeWithoutResult(status -> {
+            separateWriter.write(204);
+            status.setRollbackOnly();
+        });
+        assertThat(nodes.isLocked("/docs/204")).isFalse();
+        assertThat(rows(204)).isZero();
+    }
+
+    @Test
+    void aReadOnlyOuterTransactionReleasesAfterItsCommit() {
+        TransactionTemplate readOnly = new TransactionTemplate(writerTransactions.getTransactionManager());
+        readOnly.setReadOnly(true);
+        readOnly.executeWithoutResult(status -> {
+            writer.count(205);
+            assertThat(nodes.isLocked("/docs/205")).isTrue();
+        });
+        assertThat(nodes.isLocked("/docs/205")).isFalse();
+    }
+
+    @Test
+    void withoutATransactionTheLockIsReleasedWhenTheMethodReturns() {
+        writer.countWithoutTransaction(206);
+        assertThat(nodes.isLocked("/docs/206")).isFalse();
+    }
+
+    /**
+     * Runs the writer on a thread of its own; once it has inserted, the reader on node B asks for the
+     * same lock and counts the rows as soon as it has it.
+     */
+    private void assertReaderSeesRow(int id, java.util.function.Consumer<Runnable> write) throws Exception {
+        CountDownLatch inserted = new CountDownLatch(1);
+        CompletableFuture<Void> writing = CompletableFuture.runAsync(() -> write.accept(inserted::countDown));
+        assertThat(inserted.await(20, TimeUnit.SECONDS)).isTrue();
+        int seen = reader.count(id);
+        writing.get(20, TimeUnit.SECONDS);
+        assertThat(seen).as("rows the next holder of the lock sees").isEqualTo(1);
+        assertThat(nodes.isLocked("/docs/" + id)).isFalse();
+    }
+
+    private int rows(int id) {
+        return new JdbcTemplate(nodes.probePool()).queryForObject("SELECT COUNT(*) FROM " + table + " WHERE id = ?",
+                Integer.class, id);
+    }
+
+    /**
+     * Makes the current transaction's commit slow: the pause comes after every {@code beforeCommit}
+     * callback (where a release joining the transaction happens) and before the commit itself.
+     */
+    static void slowCommit() {
+        TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+            @Override
+            public void beforeCompletion() {
+                PathLockedContract.sleep(SLOW_COMMIT_MILLIS);
+            }
+        });
+    }
+
+    /** Writes and reads rows under the lock of their id. */
+    public static class Documents {
+
+        private final JdbcTemplate jdbc;
+
+        private final String table;
+
+        public Documents(DataSource dataSource, String table) {
+            this.jdbc = new JdbcTemplate(dataSource);
+            this.table = table;
+        }
+
+        @PathLocked(paths = "'/docs/' + #id")
+        @Transactional
+        public void writeSlowly(int id, Runnable afterInsert) {
+            jdbc.update("INSERT INTO " + table + " (id, body) VALUES (?, 'v1')", id);
+            slowCommit();
+            afterInsert.run();
+        }
+
+        @PathLocked(paths = "'/docs/' + #id")
+        @Transactional
+        public void write(int id) {
+            jdbc.update("INSERT INTO " + table + " (id, body) VALUES (?, 'v1')", id);
+        }
+
+        @PathLocked(paths = "'/docs/' + #id")
+        @Transactional
+        public void writeThenFail(int id) {
+            jdbc.update("INSERT INTO " + table + " (id, body) VALUES (?, 'v1')", id);
+            throw new IllegalStateException("rejected " + id);
+        }
+
+        @PathLocked(paths = "'/docs/' + #id", waitAtMost = "20s")
+        @Transactional(readOnly = true)
+        public int count(int id) {
+            return jdbc.queryForObject("SELECT COUNT(*) FROM " + table + " WHERE id = ?", Integer.class, id);
+        }
+
+        @PathLocked(paths = "'/docs/' + #id")
+        public int countWithoutTransaction(int id) {
+            return jdbc.queryForObject("SELECT COUNT(*) FROM " + table + " WHERE id = ?", Integer.class, id);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Application {
+
+        @Bean
+        Documents documents(DataSource dataSource, @Value("${docs.table}") String table) {
+            return new Documents(dataSource, table);
+        }
+    }
+
+    /** Puts the transaction interceptor outside the lock advisor. */
+    @Configuration(proxyBeanMethods = false)
+    @EnableTransactionManagement(order = 0)
+    static class TransactionsOutsideLocks {
+    }
+}

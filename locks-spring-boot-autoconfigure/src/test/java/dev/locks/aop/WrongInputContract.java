@@ -1,0 +1,240 @@
+package dev.locks.aop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscriber;
+
+import dev.locks.annotation.ClusterSingleton;
+import dev.locks.annotation.ClusterSingleton.OnBusy;
+import dev.locks.annotation.PathLocked;
+import dev.locks.annotation.Semaphore;
+import dev.locks.testing.TestDatabase;
+
+/**
+ * Annotations that cannot work fail the application's start, naming the annotation, the method,
+ * the attribute and the reason; they never leave a method to run unlocked.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(60)
+abstract class WrongInputContract {
+
+    protected abstract TestDatabase database();
+
+    private LockTestNodes nodes;
+
+    @BeforeAll
+    void start() {
+        nodes = new LockTestNodes(database());
+    }
+
+    @AfterAll
+    void stop() {
+        if (nodes != null) {
+            nodes.close();
+        }
+    }
+
+    @Test
+    void aPathExpressionThatIsNotSpelFailsTheStart() {
+        assertStartFails(BadSpel.class, "@PathLocked on BadSpel.run(String)", "'#src +'", "is not valid SpEL");
+    }
+
+    @Test
+    void aTenantExpressionThatIsNotSpelFailsTheStart() {
+        assertStartFails(BadTenant.class, "@Semaphore on BadTenant.run(String)", "'#'", "is not valid SpEL");
+    }
+
+    @Test
+    void anUnterminatedStringLiteralFailsTheStart() {
+        assertStartFails(Unterminated.class, "@PathLocked on Unterminated.run()", "unterminated string literal");
+    }
+
+    @Test
+    void anEmptyExpressionBetweenCommasFailsTheStart() {
+        assertStartFails(EmptyPart.class, "@PathLocked on EmptyPart.run(String, String)", "empty expression");
+    }
+
+    @Test
+    void blankPathsFailTheStart() {
+        assertStartFails(BlankPaths.class, "@PathLocked on BlankPaths.run()", "paths is empty");
+    }
+
+    @Test
+    void aReferenceToAMissingBeanFailsTheStart() {
+        assertStartFails(UnknownBean.class, "@PathLocked on UnknownBean.run(String)", "bean 'nope'",
+                "no such bean");
+    }
+
+    @Test
+    void tenParsecsIsNoLease() {
+        assertStartFails(Parsecs.class, "@PathLocked on Parsecs.run(String)", "lease = \"10 parsecs\"",
+                "is not a duration");
+    }
+
+    @Test
+    void tenParsecsIsNoLockAtLeastFor() {
+        assertStartFails(ParsecsSingleton.class, "@ClusterSingleton on ParsecsSingleton.run()",
+                "lockAtLeastFor = \"10 parsecs\"");
+    }
+
+    @Test
+    void aNegativeWaitFailsTheStart() {
+        assertStartFails(NegativeWait.class, "@Semaphore on NegativeWait.run()", "waitAtMost must be zero or positive");
+    }
+
+    @Test
+    void skipOnAMethodReturningAPrimitiveFailsTheStart() {
+        assertStartFails(SkipPrimitive.class, "@ClusterSingleton on SkipPrimitive.count()",
+                "onBusy = SKIP cannot be used on a method returning int");
+    }
+
+    @Test
+    void waitAtMostWithoutOnBusyWaitFailsTheStart() {
+        assertStartFails(WaitWithSkip.class, "@ClusterSingleton on WaitWithSkip.run()",
+                "waitAtMost applies only to onBusy = WAIT");
+    }
+
+    @Test
+    void lockAtLeastForLongerThanLockAtMostForFailsTheStart() {
+        assertStartFails(AtLeastBeyondAtMost.class, "@ClusterSingleton on AtLeastBeyondAtMost.run()",
+                "lockAtLeastFor (PT1M) is longer than the lease (PT10S)");
+    }
+
+    @Test
+    void aSemaphoreWithoutPermitsFailsTheStart() {
+        assertStartFails(NoPermits.class, "@Semaphore on NoPermits.run()", "at least 1 permit");
+    }
+
+    @Test
+    void anAnnotatedPrivateMethodFailsTheStart() {
+        assertStartFails(PrivateMethod.class, "@PathLocked on PrivateMethod.hidden()", "never called through the proxy");
+    }
+
+    @Test
+    void aReactiveMethodFailsTheStart() {
+        assertStartFails(Reactive.class, "Reactive.stream()", "reactive return types are not supported");
+    }
+
+    private void assertStartFails(Class<?> bean, String... messageParts) {
+        assertThatThrownBy(() -> nodes.node("node-wrong", bean)).satisfies(ex -> {
+            InvalidLockAnnotationException cause = find(ex);
+            assertThat(cause).as("InvalidLockAnnotationException in the causes of %s", ex).isNotNull();
+            for (String part : messageParts) {
+                assertThat(cause.getMessage()).contains(part);
+            }
+        });
+    }
+
+    private static InvalidLockAnnotationException find(Throwable ex) {
+        for (Throwable t = ex; t != null; t = t.getCause()) {
+            if (t instanceof InvalidLockAnnotationException invalid) {
+                return invalid;
+            }
+        }
+        return null;
+    }
+
+    public static class BadSpel {
+        @PathLocked(paths = "#src +")
+        public void run(String src) {
+        }
+    }
+
+    public static class BadTenant {
+        @Semaphore(max = 2, tenant = "#")
+        public void run(String tenant) {
+        }
+    }
+
+    public static class Unterminated {
+        @PathLocked(paths = "'/reports")
+        public void run() {
+        }
+    }
+
+    public static class EmptyPart {
+        @PathLocked(paths = "#a,,#b")
+        public void run(String a, String b) {
+        }
+    }
+
+    public static class BlankPaths {
+        @PathLocked(paths = " ")
+        public void run() {
+        }
+    }
+
+    public static class UnknownBean {
+        @PathLocked(paths = "@nope.pathOf(#id)")
+        public void run(String id) {
+        }
+    }
+
+    public static class Parsecs {
+        @PathLocked(paths = "#path", lease = "10 parsecs")
+        public void run(String path) {
+        }
+    }
+
+    public static class ParsecsSingleton {
+        @ClusterSingleton(lockAtLeastFor = "10 parsecs")
+        public void run() {
+        }
+    }
+
+    public static class NegativeWait {
+        @Semaphore(max = 1, waitAtMost = "-5s")
+        public void run() {
+        }
+    }
+
+    public static class SkipPrimitive {
+        @ClusterSingleton(onBusy = OnBusy.SKIP)
+        public int count() {
+            return 1;
+        }
+    }
+
+    public static class WaitWithSkip {
+        @ClusterSingleton(waitAtMost = "5s")
+        public void run() {
+        }
+    }
+
+    public static class AtLeastBeyondAtMost {
+        @ClusterSingleton(lockAtMostFor = "10s", lockAtLeastFor = "1m")
+        public void run() {
+        }
+    }
+
+    public static class NoPermits {
+        @Semaphore(max = 0)
+        public void run() {
+        }
+    }
+
+    public static class PrivateMethod {
+
+        public void visible() {
+            hidden();
+        }
+
+        @PathLocked(paths = "'/hidden'")
+        private void hidden() {
+        }
+    }
+
+    public static class Reactive {
+        @PathLocked(paths = "'/stream'")
+        public Publisher<String> stream() {
+            return Subscriber::onComplete;
+        }
+    }
+}

@@ -1,0 +1,164 @@
+package dev.locks.bench;
+
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+import javax.sql.DataSource;
+
+import com.zaxxer.hikari.HikariDataSource;
+import net.javacrumbs.shedlock.core.LockProvider;
+import net.javacrumbs.shedlock.provider.jdbctemplate.JdbcTemplateLockProvider;
+import org.springframework.integration.jdbc.lock.DefaultLockRepository;
+import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
+import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+
+import dev.locks.LockSettings;
+import dev.locks.jdbc.JdbcLockService;
+import dev.locks.testing.TestDatabase;
+
+/**
+ * One database prepared for a benchmark: two HikariCP pools of the same size (node A and node B),
+ * this library's tables and both peers' tables under one unique prefix, and factories for the
+ * contenders, each configured as its documentation recommends. Closing it closes what it made and
+ * drops the tables.
+ */
+final class BenchDatabase implements AutoCloseable {
+
+    /** Every contender gets pools of this size. */
+    static final int POOL_SIZE = 10;
+
+    private final TestDatabase database;
+
+    private final String prefix = TestDatabase.uniquePrefix();
+
+    private final HikariDataSource poolA;
+
+    private final HikariDataSource poolB;
+
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+
+    private final List<String> extraPrefixes = new ArrayList<>();
+
+    BenchDatabase(TestDatabase database) {
+        this.database = database;
+        this.poolA = database.newPool(POOL_SIZE);
+        HikariDataSource b;
+        try {
+            b = database.newPool(POOL_SIZE);
+        }
+        catch (RuntimeException ex) {
+            poolA.close();
+            throw ex;
+        }
+        this.poolB = b;
+        try {
+            JdbcLockService.builder(poolA).tablePrefix(prefix).createSchema(true).build().close();
+            PeerTables.create(database, poolA, prefix);
+        }
+        catch (SQLException ex) {
+            close();
+            throw new IllegalStateException("Cannot create the peers' tables on " + database.id() + ": " + ex.getMessage(), ex);
+        }
+    }
+
+    TestDatabase database() {
+        return database;
+    }
+
+    HikariDataSource poolA() {
+        return poolA;
+    }
+
+    HikariDataSource poolB() {
+        return poolB;
+    }
+
+    /** @return product and version, e.g. "MariaDB 10.11.11" */
+    String describe() {
+        try (Connection c = poolA.getConnection()) {
+            DatabaseMetaData meta = c.getMetaData();
+            return meta.getDatabaseProductName() + " " + meta.getDatabaseProductVersion();
+        }
+        catch (SQLException ex) {
+            return database.id();
+        }
+    }
+
+    /** This library on {@code pool}, with defaults but for the node id. */
+    JdbcLockService ours(String nodeId, DataSource pool) {
+        return ours(pool, LockSettings.builder().nodeId(nodeId));
+    }
+
+    JdbcLockService ours(DataSource pool, LockSettings.Builder settings) {
+        return ours(pool, prefix, settings);
+    }
+
+    /** This library on a table set of its own, e.g. one filled with many live locks. */
+    JdbcLockService oursOnOwnTables(DataSource pool, String tablePrefix, LockSettings.Builder settings) {
+        extraPrefixes.add(tablePrefix);
+        JdbcLockService.builder(pool).tablePrefix(tablePrefix).createSchema(true).build().close();
+        return ours(pool, tablePrefix, settings);
+    }
+
+    /** This library on tables made earlier with {@link #oursOnOwnTables}, e.g. as another node. */
+    JdbcLockService oursOnTables(DataSource pool, String tablePrefix, LockSettings.Builder settings) {
+        return ours(pool, tablePrefix, settings);
+    }
+
+    private JdbcLockService ours(DataSource pool, String tablePrefix, LockSettings.Builder settings) {
+        JdbcLockService service = JdbcLockService.builder(pool).tablePrefix(tablePrefix).settings(settings.build()).build();
+        toClose.add(service);
+        return service;
+    }
+
+    /** ShedLock as its README recommends: JdbcTemplateLockProvider using the database's time. */
+    LockProvider shedLock(DataSource pool) {
+        return new JdbcTemplateLockProvider(JdbcTemplateLockProvider.Configuration.builder()
+                .withJdbcTemplate(new JdbcTemplate(pool))
+                .withTableName(PeerTables.shedLockTable(prefix))
+                .usingDbTime()
+                .build());
+    }
+
+    /**
+     * Spring Integration's JdbcLockRegistry over a DefaultLockRepository, with the defaults of its
+     * reference guide; outside an application context the repository is given its transaction
+     * manager and initialised by hand, as the context would.
+     */
+    JdbcLockRegistry registry(DataSource pool) {
+        DefaultLockRepository repository = new DefaultLockRepository(pool);
+        repository.setPrefix(PeerTables.integrationPrefix(prefix));
+        repository.setTransactionManager(new DataSourceTransactionManager(pool));
+        repository.afterPropertiesSet();
+        repository.afterSingletonsInstantiated();
+        repository.start();
+        toClose.add(repository::close);
+        return new JdbcLockRegistry(repository);
+    }
+
+    @Override
+    public void close() {
+        for (int i = toClose.size() - 1; i >= 0; i--) {
+            try {
+                toClose.get(i).close();
+            }
+            catch (Exception ex) {
+                System.err.println("Closing " + toClose.get(i) + " failed: " + ex);
+            }
+        }
+        toClose.clear();
+        if (poolA != null && !poolA.isClosed()) {
+            TestDatabase.dropTables(poolA, prefix);
+            extraPrefixes.forEach(p -> TestDatabase.dropTables(poolA, p));
+            PeerTables.drop(poolA, prefix);
+            poolA.close();
+        }
+        if (poolB != null) {
+            poolB.close();
+        }
+    }
+}

@@ -1,0 +1,70 @@
+package dev.locks.bench;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * Runs the contenders' rounds in turn (A, B, C, A, B, C, ...), so that a slow phase of a shared
+ * machine hits all of them alike and their ratio stays meaningful. Warm-up rounds are run the
+ * same way and thrown away.
+ */
+final class Interleaved {
+
+    private final Map<String, Supplier<Round>> contenders = new LinkedHashMap<>();
+
+    private final int warmups;
+
+    private final int rounds;
+
+    Interleaved(int warmups, int rounds) {
+        this.warmups = warmups;
+        this.rounds = rounds;
+    }
+
+    Interleaved add(String name, Supplier<Round> round) {
+        contenders.put(name, round);
+        return this;
+    }
+
+    Map<String, Result> run() {
+        Map<String, Result> results = new LinkedHashMap<>();
+        contenders.keySet().forEach(name -> results.put(name, new Result(new ArrayList<>())));
+        for (int i = 0; i < warmups + rounds; i++) {
+            for (Map.Entry<String, Supplier<Round>> contender : contenders.entrySet()) {
+                Round round = contender.getValue().get();
+                if (i >= warmups) {
+                    results.get(contender.getKey()).rounds().add(round);
+                }
+            }
+        }
+        return results;
+    }
+
+    /** The measured rounds of one contender. */
+    record Result(List<Round> rounds) {
+
+        /** @return the median over rounds of operations per second */
+        double medianPerSecond() {
+            Samples rates = new Samples();
+            rounds.forEach(r -> rates.add(Math.round(r.perSecond() * 1000)));
+            return rates.median() / 1000.0;
+        }
+
+        /** @return the median over rounds of the calling threads' CPU time per operation */
+        double medianCpuNanosPerOperation() {
+            Samples cpu = new Samples();
+            rounds.forEach(r -> cpu.add(Math.round(r.cpuNanosPerOperation())));
+            return cpu.median();
+        }
+
+        /** @return every operation's latency of every measured round */
+        Samples latencies() {
+            Samples all = new Samples();
+            rounds.forEach(r -> all.addAll(r.latencies()));
+            return all;
+        }
+    }
+}

@@ -1,0 +1,135 @@
+package dev.locks.bench;
+
+import static dev.locks.bench.BenchSetup.OURS;
+import static dev.locks.bench.BenchSetup.REGISTRY;
+import static dev.locks.bench.BenchSetup.ROUND;
+import static dev.locks.bench.BenchSetup.ROUNDS;
+import static dev.locks.bench.BenchSetup.SHEDLOCK;
+import static dev.locks.bench.BenchSetup.WARMUP_ROUNDS;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Lock;
+
+import net.javacrumbs.shedlock.core.ClockProvider;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.LockProvider;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
+
+import dev.locks.LockHandle;
+import dev.locks.LockRequest;
+import dev.locks.LockService;
+import dev.locks.testing.TestDatabase;
+
+/**
+ * Uncontended acquire + release per second, this library against ShedLock and JdbcLockRegistry on
+ * the same database, the same pool size, in interleaved rounds.
+ */
+class ThroughputBenchmark {
+
+    private static final Duration LEASE = Duration.ofSeconds(30);
+
+    @BeforeAll
+    static void quiet() {
+        BenchSetup.quietLogging();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TestDatabase.class)
+    void oneThreadExclusiveLockOfDistinctPaths(TestDatabase database) {
+        try (BenchDatabase db = new BenchDatabase(database)) {
+            LockService ours = db.ours("bench-a", db.poolA());
+            LockProvider shedLock = db.shedLock(db.poolA());
+            JdbcLockRegistry registry = db.registry(db.poolA());
+            AtomicLong seq = new AtomicLong();
+            Map<String, Interleaved.Result> results = new Interleaved(WARMUP_ROUNDS, ROUNDS)
+                    .add(OURS, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(ours, "/jobs/job-" + n)))
+                    .add(SHEDLOCK, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(shedLock, "job-" + n)))
+                    .add(REGISTRY, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(registry, "job-" + n)))
+                    .run();
+            report("one thread, exclusive lock + release, a new path each time (" + db.describe() + ")", results);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TestDatabase.class)
+    void oneThreadExclusiveLockOfTheSamePath(TestDatabase database) {
+        try (BenchDatabase db = new BenchDatabase(database)) {
+            LockService ours = db.ours("bench-a", db.poolA());
+            LockProvider shedLock = db.shedLock(db.poolA());
+            JdbcLockRegistry registry = db.registry(db.poolA());
+            AtomicLong seq = new AtomicLong();
+            Map<String, Interleaved.Result> results = new Interleaved(WARMUP_ROUNDS, ROUNDS)
+                    .add(OURS, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(ours, "/jobs/nightly")))
+                    .add(SHEDLOCK, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(shedLock, "nightly")))
+                    .add(REGISTRY, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(registry, "nightly")))
+                    .run();
+            report("one thread, exclusive lock + release, the same path each time (" + db.describe() + ")", results);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TestDatabase.class)
+    void eightThreadsOnSiblingPathsOfOneTenant(TestDatabase database) {
+        try (BenchDatabase db = new BenchDatabase(database)) {
+            LockService ours = db.ours("bench-a", db.poolA());
+            LockProvider shedLock = db.shedLock(db.poolA());
+            JdbcLockRegistry registry = db.registry(db.poolA());
+            AtomicLong seq = new AtomicLong();
+            Map<String, Interleaved.Result> results = new Interleaved(WARMUP_ROUNDS, ROUNDS)
+                    .add(OURS, () -> Load.run(8, ROUND, seq, (t, n) -> lockAndRelease(ours, "/t/folder-" + t + "/file")))
+                    .add(SHEDLOCK, () -> Load.run(8, ROUND, seq, (t, n) -> lockAndRelease(shedLock, "folder-" + t)))
+                    .add(REGISTRY, () -> Load.run(8, ROUND, seq, (t, n) -> lockAndRelease(registry, "folder-" + t)))
+                    .run();
+            report("eight threads: ours on sibling paths /t/folder-N/file of one tenant, peers on distinct names ("
+                    + db.describe() + ")", results);
+        }
+    }
+
+    static void lockAndRelease(LockService locks, String path) {
+        LockHandle handle = locks.acquire(LockRequest.paths(path).exclusive().lease(LEASE).build());
+        if (!handle.release()) {
+            throw new IllegalStateException("The lock on " + path + " was gone before its release");
+        }
+    }
+
+    static void lockAndRelease(LockProvider shedLock, String name) {
+        SimpleLock lock = shedLock.lock(new LockConfiguration(ClockProvider.now(), name, LEASE, Duration.ZERO))
+                .orElseThrow(() -> new IllegalStateException("ShedLock did not grant the free lock " + name));
+        lock.unlock();
+    }
+
+    static void lockAndRelease(JdbcLockRegistry registry, String key) {
+        Lock lock = registry.obtain(key);
+        lock.lock();
+        lock.unlock();
+    }
+
+    private static void report(String title, Map<String, Interleaved.Result> results) {
+        Results.section(title);
+        Interleaved.Result ours = results.get(OURS);
+        for (String peer : new String[] { SHEDLOCK, REGISTRY }) {
+            Interleaved.Result theirs = results.get(peer);
+            Results.compare("acquire+release per second, vs " + peer, Results.perSecond(ours.medianPerSecond()),
+                    Results.perSecond(theirs.medianPerSecond()), ours.medianPerSecond() / theirs.medianPerSecond(), true,
+                    peer.equals(SHEDLOCK) ? 1.0 : Double.NaN);
+        }
+        for (String peer : new String[] { SHEDLOCK, REGISTRY }) {
+            Interleaved.Result theirs = results.get(peer);
+            Results.compare("client CPU per acquire+release, vs " + peer, Results.micros(ours.medianCpuNanosPerOperation()),
+                    Results.micros(theirs.medianCpuNanosPerOperation()),
+                    ours.medianCpuNanosPerOperation() / theirs.medianCpuNanosPerOperation(), false, Double.NaN);
+        }
+        for (Map.Entry<String, Interleaved.Result> e : results.entrySet()) {
+            Samples l = e.getValue().latencies();
+            Results.figure(e.getKey() + ": latency p50 / p90 / p99 of " + l.size() + " ops",
+                    Results.millis(l.median()) + " / " + Results.millis(l.percentile(90)) + " / "
+                            + Results.millis(l.percentile(99)), "", true);
+        }
+    }
+}

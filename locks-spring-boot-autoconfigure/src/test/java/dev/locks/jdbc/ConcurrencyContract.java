@@ -1,0 +1,153 @@
+package dev.locks.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.Test;
+
+import dev.locks.LockHandle;
+import dev.locks.LockMode;
+import dev.locks.LockRequest;
+import dev.locks.LockTimeoutException;
+
+/** Stress tests that would catch a broken check-then-insert. */
+abstract class ConcurrencyContract extends LockServiceContract {
+
+    /** Rounds of the parent-versus-child race; the embedded database affords more. */
+    protected int raceRounds() {
+        return 1500;
+    }
+
+    @Test
+    void aParentAndAChildAreNeverBothGrantedInARace() throws Exception {
+        JdbcLockService other = newNode("node-b");
+        CyclicBarrier start = new CyclicBarrier(2);
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        int both = 0;
+        int parentWins = 0;
+        int childWins = 0;
+        try {
+            for (int round = 0; round < raceRounds(); round++) {
+                String parent = "/race/" + round;
+                String child = parent + "/file";
+                Future<Optional<LockHandle>> a = pool.submit(() -> {
+                    start.await();
+                    return locks.tryAcquire(x(parent).build());
+                });
+                Future<Optional<LockHandle>> b = pool.submit(() -> {
+                    start.await();
+                    return other.tryAcquire(x(child).build());
+                });
+                Optional<LockHandle> ha = a.get(30, TimeUnit.SECONDS);
+                Optional<LockHandle> hb = b.get(30, TimeUnit.SECONDS);
+                if (ha.isPresent() && hb.isPresent()) {
+                    both++;
+                }
+                parentWins += ha.isPresent() ? 1 : 0;
+                childWins += hb.isPresent() ? 1 : 0;
+                ha.ifPresent(LockHandle::release);
+                hb.ifPresent(LockHandle::release);
+            }
+        }
+        finally {
+            pool.shutdownNow();
+        }
+        assertThat(both).as("rounds where parent and child were both granted").isZero();
+        assertThat(parentWins + childWins).as("every round grants one of them").isGreaterThanOrEqualTo(raceRounds());
+    }
+
+    @Test
+    void randomHierarchicalLocksFromThreeNodesNeverOverlap() throws Exception {
+        List<JdbcLockService> nodes = List.of(locks, newNode("node-b"), newNode("node-c"));
+        ActiveLockModel model = new ActiveLockModel();
+        String[] tree = { "/", "/a", "/a/b", "/a/b/c", "/a/b/d", "/a/e", "/f", "/f/g", "/f/g/h", "/f/i" };
+        AtomicInteger granted = new AtomicInteger();
+        AtomicInteger sharedGranted = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(9);
+        long deadline = System.nanoTime() + Duration.ofSeconds(8).toNanos();
+        List<Future<?>> workers = new ArrayList<>();
+        for (int t = 0; t < 9; t++) {
+            JdbcLockService node = nodes.get(t % 3);
+            workers.add(pool.submit(() -> {
+                ThreadLocalRandom random = ThreadLocalRandom.current();
+                while (System.nanoTime() < deadline) {
+                    List<String> paths = new ArrayList<>();
+                    paths.add(tree[random.nextInt(tree.length)]);
+                    if (random.nextInt(4) == 0) {
+                        paths.add(tree[random.nextInt(tree.length)]);
+                    }
+                    LockMode mode = random.nextInt(3) == 0 ? LockMode.SHARED : LockMode.EXCLUSIVE;
+                    LockRequest request = LockRequest.paths(paths).mode(mode).tenant(tenant)
+                            .waitAtMost(Duration.ofSeconds(10)).build();
+                    LockHandle h;
+                    try {
+                        h = node.acquire(request);
+                    }
+                    catch (LockTimeoutException busy) {
+                        continue;
+                    }
+                    Object owner = new Object();
+                    model.enter(tenant, paths, mode, owner);
+                    granted.incrementAndGet();
+                    if (mode == LockMode.SHARED) {
+                        sharedGranted.incrementAndGet();
+                    }
+                    Thread.onSpinWait();
+                    model.exit(owner);
+                    h.release();
+                }
+                return null;
+            }));
+        }
+        for (Future<?> w : workers) {
+            w.get(60, TimeUnit.SECONDS);
+        }
+        pool.shutdownNow();
+        assertThat(model.violations()).as("overlapping conflicting grants: " + model.examples()).isZero();
+        assertThat(granted.get()).as("grants made").isGreaterThan(100);
+        assertThat(sharedGranted.get()).as("shared grants made").isGreaterThan(10);
+    }
+
+    @Test
+    void aSemaphoreNeverHasMoreHoldersThanItsMaxUnderContention() throws Exception {
+        List<JdbcLockService> nodes = List.of(locks, newNode("node-b"));
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger maxInside = new AtomicInteger();
+        AtomicInteger entries = new AtomicInteger();
+        LockRequest permit = LockRequest.semaphore("exports", 3).tenant(tenant).waitAtMost(Duration.ofSeconds(30)).build();
+        ExecutorService pool = Executors.newFixedThreadPool(10);
+        List<Future<?>> workers = new ArrayList<>();
+        for (int t = 0; t < 10; t++) {
+            JdbcLockService node = nodes.get(t % 2);
+            workers.add(pool.submit(() -> {
+                for (int i = 0; i < 15; i++) {
+                    try (LockHandle h = node.acquire(permit)) {
+                        int now = inside.incrementAndGet();
+                        maxInside.accumulateAndGet(now, Math::max);
+                        entries.incrementAndGet();
+                        sleep(Duration.ofMillis(2));
+                        inside.decrementAndGet();
+                    }
+                }
+                return null;
+            }));
+        }
+        for (Future<?> w : workers) {
+            w.get(120, TimeUnit.SECONDS);
+        }
+        pool.shutdownNow();
+        assertThat(entries.get()).isEqualTo(150);
+        assertThat(maxInside.get()).isLessThanOrEqualTo(3).isGreaterThanOrEqualTo(2);
+    }
+}

@@ -1,0 +1,141 @@
+package dev.locks.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.junit.jupiter.api.Test;
+
+import dev.locks.LockHandle;
+import dev.locks.LockListener;
+import dev.locks.LockLostException;
+import dev.locks.LockRequest;
+import dev.locks.LockSettings;
+
+/** Leases in database time, renewal, owner checks. */
+abstract class LeaseContract extends LockServiceContract {
+
+    @Test
+    void anExpiredLeaseFreesTheLockForAnotherNode() {
+        LockHandle first = locks.tryAcquire(x("/lease").lease(Duration.ofMillis(600)).build()).orElseThrow();
+        JdbcLockService other = newNode("node-b");
+        assertThat(other.tryAcquire(x("/lease").build())).isEmpty();
+        sleep(Duration.ofMillis(900));
+        assertThat(first.isValid()).isFalse();
+        try (LockHandle second = other.tryAcquire(x("/lease").build()).orElseThrow()) {
+            assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
+        }
+    }
+
+    @Test
+    void renewAfterExpiryIsRefusedAndTheHandleReportsTheLoss() {
+        LockHandle h = locks.tryAcquire(x("/renew").lease(Duration.ofMillis(500)).build()).orElseThrow();
+        sleep(Duration.ofMillis(800));
+        assertThat(h.renew()).isFalse();
+        assertThat(h.isValid()).isFalse();
+        assertThatThrownBy(h::checkValid).isInstanceOf(LockLostException.class).hasMessageContaining("/renew");
+    }
+
+    @Test
+    void renewBeforeExpiryExtendsTheLeaseInDatabaseTime() {
+        try (LockHandle h = locks.tryAcquire(x("/renew-ok").lease(Duration.ofSeconds(2)).build()).orElseThrow()) {
+            var before = h.expiresAt();
+            sleep(Duration.ofMillis(50));
+            assertThat(h.renew(Duration.ofSeconds(10))).isTrue();
+            assertThat(h.expiresAt()).isAfter(before);
+            assertThat(h.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void aStaleHolderCannotReleaseTheNewHoldersLock() {
+        LockHandle stale = locks.tryAcquire(x("/stale").lease(Duration.ofMillis(500)).build()).orElseThrow();
+        sleep(Duration.ofMillis(800));
+        JdbcLockService other = newNode("node-b");
+        try (LockHandle fresh = other.tryAcquire(x("/stale").build()).orElseThrow()) {
+            assertThat(stale.release()).isFalse();
+            assertThat(locks.tryAcquire(x("/stale").build())).isEmpty();
+            assertThat(fresh.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void aGrantCannotBeReleasedWithAnotherOwnersToken() {
+        try (LockHandle h = tryX("/owned").orElseThrow()) {
+            var real = ((dev.locks.store.Grant) grantOf(h));
+            var forged = new dev.locks.store.Grant(real.grantId(), "0".repeat(32), real.fencingToken(), real.rows(),
+                    real.expiresAt());
+            assertThat(locks.store().release(forged, Duration.ZERO)).isFalse();
+            assertThat(newNode("node-b").tryAcquire(x("/owned").build())).isEmpty();
+        }
+    }
+
+    @Test
+    void theWatchdogKeepsAShortLeaseAliveThroughALongTask() {
+        JdbcLockService other = newNode("node-b");
+        AtomicBoolean otherGotIn = new AtomicBoolean();
+        LockHandle[] inside = new LockHandle[1];
+        locks.run(x("/long").lease(Duration.ofMillis(900)).build(), () -> {
+            for (int i = 0; i < 10; i++) {
+                sleep(Duration.ofMillis(300));
+                other.tryAcquire(x("/long").build()).ifPresent(h -> {
+                    otherGotIn.set(true);
+                    h.release();
+                });
+            }
+            inside[0] = locks.tryEnter(x("/long").build()).orElseThrow();
+            assertThat(inside[0].isValid()).isTrue();
+            inside[0].release();
+        });
+        assertThat(otherGotIn).isFalse();
+        assertThat(other.tryAcquire(x("/long").build())).isPresent().get().matches(LockHandle::release);
+    }
+
+    @Test
+    void aForceReleasedLockIsReportedLostByTheWatchdog() {
+        List<String> lost = new CopyOnWriteArrayList<>();
+        LockListener listener = new LockListener() {
+            @Override
+            public void leaseLost(LockHandle handle, String reason) {
+                lost.add(reason);
+            }
+        };
+        JdbcLockService watched = node("node-w", mainPool(),
+                LockSettings.builder().nodeId("node-w").listener(listener).slowWaitLog(null));
+        LockHandle h = watched.enter(x("/forced").lease(Duration.ofMillis(600)).build());
+        long id = watched.holders(tenant, "/forced").get(0).lockId();
+        assertThat(watched.store().forceRelease(id)).isEqualTo(1);
+        sleep(Duration.ofMillis(700));
+        assertThat(h.isValid()).isFalse();
+        assertThat(lost).hasSize(1);
+        assertThatThrownBy(h::checkValid).isInstanceOf(LockLostException.class).hasMessageContaining("force-released");
+        h.release();
+    }
+
+    @Test
+    void lockAtLeastForKeepsASingletonAfterAnEarlyRelease() {
+        LockRequest job = LockRequest.singleton("report").tenant(tenant).lease(Duration.ofSeconds(30))
+                .lockAtLeastFor(Duration.ofMillis(800)).build();
+        JdbcLockService other = newNode("node-b");
+        LockHandle h = locks.tryAcquire(job).orElseThrow();
+        assertThat(h.release()).isTrue();
+        assertThat(other.tryAcquire(job)).isEmpty();
+        sleep(Duration.ofMillis(1000));
+        assertThat(other.tryAcquire(job)).isPresent().get().matches(LockHandle::release);
+    }
+
+    private static Object grantOf(LockHandle h) {
+        try {
+            var method = h.getClass().getDeclaredMethod("grant");
+            method.setAccessible(true);
+            return method.invoke(h);
+        }
+        catch (ReflectiveOperationException ex) {
+            throw new IllegalStateException(ex);
+        }
+    }
+}

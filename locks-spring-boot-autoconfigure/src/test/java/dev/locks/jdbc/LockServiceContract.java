@@ -1,0 +1,119 @@
+package dev.locks.jdbc;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+import com.zaxxer.hikari.HikariDataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInstance;
+
+import dev.locks.LockHandle;
+import dev.locks.LockRequest;
+import dev.locks.LockSettings;
+import dev.locks.testing.TestDatabase;
+
+/**
+ * Base of the tests that run against every database: one table prefix per class, a fresh tenant
+ * per test, and helpers that start extra "nodes" (services on their own connection pools).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class LockServiceContract {
+
+    protected String prefix;
+
+    protected String tenant;
+
+    protected JdbcLockService locks;
+
+    private HikariDataSource mainPool;
+
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+
+    /** @return the database under test */
+    protected abstract TestDatabase database();
+
+    @BeforeAll
+    void createSchema() {
+        prefix = TestDatabase.uniquePrefix();
+        mainPool = database().newPool(16);
+        JdbcLockService.builder(mainPool).tablePrefix(prefix).createSchema(true).build().close();
+    }
+
+    @BeforeEach
+    void startNode() {
+        tenant = "t-" + UUID.randomUUID();
+        locks = node("node-a", mainPool);
+    }
+
+    @AfterEach
+    void stopNodes() throws Exception {
+        for (int i = toClose.size() - 1; i >= 0; i--) {
+            toClose.get(i).close();
+        }
+        toClose.clear();
+    }
+
+    @AfterAll
+    void dropSchema() {
+        if (mainPool != null) {
+            TestDatabase.dropTables(mainPool, prefix);
+            mainPool.close();
+        }
+    }
+
+    /** A service standing for another node: its own pool, its own node id. */
+    protected JdbcLockService newNode(String nodeId) {
+        HikariDataSource pool = database().newPool(8);
+        toClose.add(pool);
+        return node(nodeId, pool);
+    }
+
+    /** A pool closed after the test. */
+    protected HikariDataSource newPool(int size) {
+        HikariDataSource pool = database().newPool(size);
+        toClose.add(pool);
+        return pool;
+    }
+
+    protected JdbcLockService node(String nodeId, javax.sql.DataSource pool) {
+        return node(nodeId, pool, LockSettings.builder().nodeId(nodeId).slowWaitLog(null));
+    }
+
+    protected JdbcLockService node(String nodeId, javax.sql.DataSource pool, LockSettings.Builder settings) {
+        JdbcLockService service = JdbcLockService.builder(pool).tablePrefix(prefix).settings(settings.build()).build();
+        toClose.add(service);
+        return service;
+    }
+
+    protected HikariDataSource mainPool() {
+        return mainPool;
+    }
+
+    protected LockRequest.Builder x(String... paths) {
+        return LockRequest.paths(paths).exclusive().tenant(tenant);
+    }
+
+    protected LockRequest.Builder s(String... paths) {
+        return LockRequest.paths(paths).shared().tenant(tenant);
+    }
+
+    protected Optional<LockHandle> tryX(String... paths) {
+        return locks.tryAcquire(x(paths).build());
+    }
+
+    protected static void sleep(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(ex);
+        }
+    }
+}

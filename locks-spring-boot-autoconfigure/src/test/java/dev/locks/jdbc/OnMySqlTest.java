@@ -1,0 +1,89 @@
+package dev.locks.jdbc;
+
+import org.junit.jupiter.api.Nested;
+
+import dev.locks.testing.TestDatabase;
+
+/** The engine's contract on MySQL and MariaDB. */
+class OnMySqlTest {
+
+    @Nested
+    class PathSemantics extends PathSemanticsContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.MYSQL;
+        }
+    }
+
+    @Nested
+    class Leases extends LeaseContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.MYSQL;
+        }
+    }
+
+    @Nested
+    class Waiting extends WaitingContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.MYSQL;
+        }
+    }
+
+    @Nested
+    class Concurrency extends ConcurrencyContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.MYSQL;
+        }
+    }
+
+    @Nested
+    class FairWaiting extends FairWaitingContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.MYSQL;
+        }
+    }
+
+    @Nested
+    class QueryPlans extends QueryPlanContract {
+
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.MYSQL;
+        }
+
+        @Override
+        protected void fill(java.sql.Statement st, String table, int rows) throws Exception {
+            // MySQL and MariaDB name the recursion limit differently; each ignores the other's
+            for (String limit : new String[] { "cte_max_recursion_depth", "max_recursive_iterations" }) {
+                try {
+                    st.execute("SET SESSION " + limit + " = " + (rows + 1));
+                }
+                catch (java.sql.SQLException unknownOnThisServer) {
+                    // the other server's variable
+                }
+            }
+            st.execute("INSERT INTO " + table + " (grant_id, owner_token, kind, tenant, path, lock_key, scope_key,"
+                    + " lock_mode, permits, node, thread, acquired_at, expires_at)"
+                    + " WITH RECURSIVE seq (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < " + rows + ")"
+                    + " SELECT MD5(n), MD5(n), 'P', 'filler', CONCAT('/f/', n MOD 97, '/', n), UNHEX(SHA2(n, 256)),"
+                    + " UNHEX(SHA2(CONCAT('s', n MOD 50), 256)), 'X', 0, 'n', 't', UTC_TIMESTAMP(6),"
+                    + " UTC_TIMESTAMP(6) + INTERVAL 1 HOUR FROM seq");
+            st.execute("ANALYZE TABLE " + table);
+        }
+
+        @Override
+        protected void assertIndexed(java.util.List<String> plan) {
+            for (String row : plan) {
+                if (row.contains("table=" + prefix)) {
+                    org.assertj.core.api.Assertions.assertThat(row).as("plan row").doesNotContain("type=ALL")
+                            .doesNotContain("type=index ").doesNotContain("key=null");
+                }
+            }
+            org.assertj.core.api.Assertions.assertThat(plan).anyMatch(r -> r.contains("table=" + prefix + "held"));
+        }
+    }
+}

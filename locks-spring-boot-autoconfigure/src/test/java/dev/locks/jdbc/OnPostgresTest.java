@@ -1,0 +1,113 @@
+package dev.locks.jdbc;
+
+import org.junit.jupiter.api.Nested;
+
+import dev.locks.testing.TestDatabase;
+
+/** The engine's contract on PostgreSQL. */
+class OnPostgresTest {
+
+    @Nested
+    class PathSemantics extends PathSemanticsContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.POSTGRESQL;
+        }
+    }
+
+    @Nested
+    class Leases extends LeaseContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.POSTGRESQL;
+        }
+    }
+
+    @Nested
+    class Waiting extends WaitingContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.POSTGRESQL;
+        }
+    }
+
+    @Nested
+    class Concurrency extends ConcurrencyContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.POSTGRESQL;
+        }
+    }
+
+    @Nested
+    class FairWaiting extends FairWaitingContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.POSTGRESQL;
+        }
+    }
+
+    @Nested
+    class Notifications extends LockServiceContract {
+
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.POSTGRESQL;
+        }
+
+        @org.junit.jupiter.api.Test
+        void aNodeWithAPoolOfOneConnectionStillGrantsAndReleases() {
+            // the release listener would keep the only connection for itself; it is skipped for tiny pools
+            JdbcLockService tiny = node("node-tiny", newPool(1));
+            for (int i = 0; i < 5; i++) {
+                dev.locks.LockHandle h = tiny.acquire(x("/tiny/" + i).waitAtMost(java.time.Duration.ofSeconds(5)).build());
+                org.assertj.core.api.Assertions.assertThat(h.release()).isTrue();
+            }
+        }
+
+        @org.junit.jupiter.api.Test
+        void aReleaseOnOneNodeWakesAWaiterOnAnotherAtOnce() throws Exception {
+            // polling alone would look again only after five seconds
+            JdbcLockService slowPoller = node("node-slow", newPool(4), dev.locks.LockSettings.builder().nodeId("node-slow")
+                    .backoff(java.time.Duration.ofSeconds(5), 1.0, java.time.Duration.ofSeconds(5), java.time.Duration.ZERO)
+                    .slowWaitLog(null));
+            dev.locks.LockHandle held = tryX("/notify").orElseThrow();
+            java.util.concurrent.CompletableFuture<Long> waiter = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try (dev.locks.LockHandle h = slowPoller.acquire(x("/notify").waitAtMost(java.time.Duration.ofSeconds(30)).build())) {
+                    return System.nanoTime();
+                }
+            });
+            sleep(java.time.Duration.ofMillis(500));
+            long released = System.nanoTime();
+            held.release();
+            long granted = waiter.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            org.assertj.core.api.Assertions.assertThat(java.time.Duration.ofNanos(granted - released))
+                    .isLessThan(java.time.Duration.ofSeconds(3));
+        }
+    }
+
+    @Nested
+    class QueryPlans extends QueryPlanContract {
+
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.POSTGRESQL;
+        }
+
+        @Override
+        protected void fill(java.sql.Statement st, String table, int rows) throws Exception {
+            st.execute("INSERT INTO " + table + " (grant_id, owner_token, kind, tenant, path, lock_key, scope_key,"
+                    + " lock_mode, permits, node, thread, acquired_at, expires_at)"
+                    + " SELECT md5(g::text), md5(g::text), 'P', 'filler', '/f/' || (g % 97) || '/' || g,"
+                    + " sha256(g::text::bytea), sha256(('s' || (g % 50))::bytea), 'X', 0, 'n', 't', clock_timestamp(),"
+                    + " clock_timestamp() + interval '1 hour' FROM generate_series(1, " + rows + ") g");
+            st.execute("ANALYZE " + table);
+        }
+
+        @Override
+        protected void assertIndexed(java.util.List<String> plan) {
+            org.assertj.core.api.Assertions.assertThat(String.join("\n", plan)).doesNotContain("Seq Scan")
+                    .contains("Index");
+        }
+    }
+}

@@ -1,0 +1,183 @@
+package dev.locks.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.UUID;
+
+import com.zaxxer.hikari.HikariDataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import dev.locks.LockHandle;
+import dev.locks.LockRequest;
+import dev.locks.LockSettings;
+import dev.locks.testing.CountingDataSource;
+import dev.locks.testing.TestDatabase;
+
+/**
+ * Pins the statements (each one a round trip to the database; commits count) that an uncontended
+ * acquire and a release cost, so that they cannot grow unnoticed. A change that adds a statement
+ * must change these numbers on purpose, and BENCHMARKS.md with them.
+ *
+ * <p>Counted through {@link CountingDataSource}: statements, commits and rollbacks. Not counted, but
+ * sent by some drivers: switching auto-commit off and on around the grant transaction (MySQL
+ * Connector/J sends {@code SET autocommit} both times, PostgreSQL's driver sends nothing).
+ */
+class RoundTripTest {
+
+    @Nested
+    class OnH2 extends Counts {
+        OnH2() {
+            // H2 has no shared row locks: ancestors and path are locked by one SELECT ... FOR UPDATE
+            super(TestDatabase.H2,
+                    // SELECT ... FOR UPDATE of the node rows, conflict query, INSERT, COMMIT
+                    4,
+                    // the SELECT finds nodes missing: + MERGE of the nodes (one batch) + SELECT ... FOR UPDATE again
+                    6);
+        }
+    }
+
+    @Nested
+    class OnMySql extends Counts {
+        OnMySql() {
+            super(TestDatabase.MYSQL,
+                    // SET TRANSACTION ISOLATION LEVEL READ COMMITTED, SELECT ... LOCK IN SHARE MODE of the
+                    // ancestors' node rows, SELECT ... FOR UPDATE of the path's node row, conflict query,
+                    // INSERT, COMMIT
+                    6,
+                    // both node SELECTs find rows missing: + INSERT IGNORE of the nodes + both SELECTs again
+                    9);
+        }
+    }
+
+    @Nested
+    class OnPostgres extends Counts {
+        OnPostgres() {
+            // advisory locks need no rows, so a path's first use costs nothing extra
+            super(TestDatabase.POSTGRESQL,
+                    // one SELECT taking all advisory locks (shared ancestors, exclusive path) and the clock,
+                    // conflict query, INSERT ... RETURNING id, COMMIT
+                    4,
+                    4);
+        }
+    }
+
+    @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+    abstract static class Counts {
+
+        private final TestDatabase database;
+
+        private final int acquireOfAKnownPath;
+
+        private final int acquireOfANewPath;
+
+        private HikariDataSource pool;
+
+        private CountingDataSource counting;
+
+        private JdbcLockService locks;
+
+        private String prefix;
+
+        private String folder;
+
+        Counts(TestDatabase database, int acquireOfAKnownPath, int acquireOfANewPath) {
+            this.database = database;
+            this.acquireOfAKnownPath = acquireOfAKnownPath;
+            this.acquireOfANewPath = acquireOfANewPath;
+        }
+
+        @BeforeAll
+        void start() throws InterruptedException {
+            prefix = TestDatabase.uniquePrefix();
+            pool = database.newPool(4);
+            JdbcLockService.builder(pool).tablePrefix(prefix).createSchema(true).build().close();
+            counting = new CountingDataSource(pool);
+            // no purge: nothing but the operation under test may run statements
+            locks = JdbcLockService.builder(counting.dataSource()).tablePrefix(prefix)
+                    .settings(LockSettings.builder().nodeId("round-trips").purgeInterval(null).build()).build();
+            // PostgreSQL's release listener runs one LISTEN on its own connection, once, in the background
+            int listen = database == TestDatabase.POSTGRESQL ? 1 : 0;
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (counting.statements() < listen && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(counting.statements()).as("statements before any lock").isEqualTo(listen);
+        }
+
+        @BeforeEach
+        void newFolder() {
+            folder = "/rt/" + UUID.randomUUID();
+        }
+
+        @AfterAll
+        void stop() {
+            if (locks != null) {
+                locks.close();
+            }
+            if (pool != null) {
+                TestDatabase.dropTables(pool, prefix);
+                pool.close();
+            }
+        }
+
+        @Test
+        void anUncontendedAcquireOfAPathUsedBeforeTakesAFixedNumberOfStatements() {
+            locks.acquire(exclusive(folder + "/file")).release();
+
+            assertThat(statementsOf(() -> locks.acquire(exclusive(folder + "/file")))).isEqualTo(acquireOfAKnownPath);
+        }
+
+        @Test
+        void theFirstAcquireOfAPathTakesAFixedNumberOfStatements() {
+            assertThat(statementsOf(() -> locks.acquire(exclusive(folder + "/file")))).isEqualTo(acquireOfANewPath);
+        }
+
+        @Test
+        void aDeepPathTakesNoMoreStatementsThanAShallowOne() {
+            String deep = folder + "/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/r";
+            locks.acquire(exclusive(deep)).release();
+
+            assertThat(statementsOf(() -> locks.acquire(exclusive(deep)))).isEqualTo(acquireOfAKnownPath);
+        }
+
+        @Test
+        void aRequestForSeveralPathsTakesNoMoreStatementsThanForOne() {
+            LockRequest three = LockRequest.paths(folder + "/x", folder + "/y/z", "/elsewhere/" + folder).exclusive().build();
+            locks.acquire(three).release();
+
+            assertThat(statementsOf(() -> locks.acquire(three))).isEqualTo(acquireOfAKnownPath);
+        }
+
+        @Test
+        void aSharedAcquireTakesAsManyStatementsAsAnExclusiveOne() {
+            LockRequest shared = LockRequest.paths(folder + "/file").shared().build();
+            locks.acquire(shared).release();
+
+            assertThat(statementsOf(() -> locks.acquire(shared))).isEqualTo(acquireOfAKnownPath);
+        }
+
+        @Test
+        void aReleaseTakesOneStatement() {
+            // one auto-committed DELETE (on PostgreSQL wrapped with its NOTIFY in the same statement)
+            LockHandle handle = locks.acquire(exclusive(folder + "/file"));
+
+            assertThat(statementsOf(handle::release)).isEqualTo(1);
+        }
+
+        private int statementsOf(Runnable operation) {
+            counting.reset();
+            operation.run();
+            return counting.statements();
+        }
+
+        private static LockRequest exclusive(String path) {
+            return LockRequest.paths(path).exclusive().build();
+        }
+    }
+}

@@ -1,0 +1,149 @@
+package dev.locks.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import org.junit.jupiter.api.Test;
+
+import dev.locks.LockHandle;
+import dev.locks.LockRequest;
+import dev.locks.LockSettings;
+import dev.locks.LockTimeoutException;
+import dev.locks.LockUnavailableException;
+
+/** Waiting, timeouts and a store that cannot be reached. */
+abstract class WaitingContract extends LockServiceContract {
+
+    @Test
+    void aTimeoutNamesTheHoldersNodeThreadAndPath() {
+        JdbcLockService other = newNode("node-b");
+        try (LockHandle held = other.tryAcquire(x("/busy/file").build()).orElseThrow()) {
+            assertThatThrownBy(() -> locks.acquire(x("/busy").waitAtMost(Duration.ofMillis(300)).build()))
+                    .isInstanceOf(LockTimeoutException.class)
+                    .hasMessageContaining("/busy/file")
+                    .hasMessageContaining("node-b")
+                    .hasMessageContaining(Thread.currentThread().getName())
+                    .satisfies(ex -> assertThat(((LockTimeoutException) ex).getHolders()).hasSize(1));
+        }
+    }
+
+    @Test
+    void aWaiterGetsTheLockOnceTheHolderReleases() throws Exception {
+        LockHandle held = tryX("/wait").orElseThrow();
+        CompletableFuture<Long> waiter = CompletableFuture.supplyAsync(() -> {
+            try (LockHandle h = locks.acquire(x("/wait/child").waitAtMost(Duration.ofSeconds(20)).build())) {
+                return h.fencingToken();
+            }
+        });
+        sleep(Duration.ofMillis(300));
+        assertThat(waiter).isNotDone();
+        held.release();
+        assertThat(waiter.get(20, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
+    }
+
+    @Test
+    void aWaiterOnAnotherNodeGetsTheLockOnceTheHolderReleases() throws Exception {
+        JdbcLockService other = newNode("node-b");
+        LockHandle held = tryX("/wait2").orElseThrow();
+        CompletableFuture<Long> waiter = CompletableFuture.supplyAsync(() -> {
+            try (LockHandle h = other.acquire(x("/wait2").waitAtMost(Duration.ofSeconds(20)).build())) {
+                return h.fencingToken();
+            }
+        });
+        sleep(Duration.ofMillis(300));
+        held.release();
+        assertThat(waiter.get(20, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
+    }
+
+    @Test
+    void anUnreachableStoreRaisesUnavailableNotTimeout() {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(mainPool().getJdbcUrl().startsWith("jdbc:postgresql")
+                ? "jdbc:postgresql://127.0.0.1:1/test" : "jdbc:mysql://127.0.0.1:1/test");
+        config.setUsername("nobody");
+        config.setConnectionTimeout(500);
+        config.setInitializationFailTimeout(-1);
+        try (HikariDataSource dead = new HikariDataSource(config)) {
+            JdbcLockService broken = JdbcLockService.builder(dead).dialect(locks.store().dialect()).tablePrefix(prefix)
+                    .settings(LockSettings.builder().nodeId("broken").build()).build();
+            try {
+                assertThatThrownBy(() -> broken.acquire(x("/down").waitAtMost(Duration.ofSeconds(5)).build()))
+                        .isInstanceOf(LockUnavailableException.class);
+            }
+            finally {
+                broken.close();
+            }
+        }
+    }
+
+    @Test
+    void missingTablesRaiseUnavailableNamingTheFailure() {
+        JdbcLockService unconfigured = JdbcLockService.builder(mainPool()).tablePrefix("nosuch_")
+                .settings(LockSettings.builder().nodeId("x").build()).build();
+        try {
+            assertThatThrownBy(() -> unconfigured.tryAcquire(x("/a").build()))
+                    .isInstanceOf(LockUnavailableException.class)
+                    .satisfies(ex -> assertThat(ex.getMessage()).containsIgnoringCase("nosuch_"));
+        }
+        finally {
+            unconfigured.close();
+        }
+    }
+
+    @Test
+    void semaphoreGrantsAtMostMaxPermits() {
+        LockRequest permit = LockRequest.semaphore("exports", 3).tenant(tenant).build();
+        JdbcLockService other = newNode("node-b");
+        LockHandle a = locks.tryAcquire(permit).orElseThrow();
+        LockHandle b = other.tryAcquire(permit).orElseThrow();
+        LockHandle c = locks.tryAcquire(permit).orElseThrow();
+        assertThat(other.tryAcquire(permit)).isEmpty();
+        b.release();
+        LockHandle d = other.tryAcquire(permit).orElseThrow();
+        assertThat(locks.tryAcquire(permit)).isEmpty();
+        a.release();
+        c.release();
+        d.release();
+    }
+
+    @Test
+    void aSingletonHasOneHolderAndIsNotAPath() {
+        LockRequest job = LockRequest.singleton("nightly").tenant(tenant).build();
+        try (LockHandle h = locks.tryAcquire(job).orElseThrow()) {
+            assertThat(newNode("node-b").tryAcquire(job)).isEmpty();
+            assertThat(tryX("/nightly")).isPresent().get().matches(LockHandle::release);
+            assertThat(tryX("/")).isPresent().get().matches(LockHandle::release);
+        }
+    }
+
+    @Test
+    void aNestedScopedCallReentersWithoutANewGrant() {
+        locks.run(x("/outer").build(), () -> {
+            LockHandle inner = locks.enter(x("/outer/inner").build());
+            LockHandle again = locks.enter(s("/outer").build());
+            assertThat(inner.fencingToken()).isEqualTo(again.fencingToken());
+            assertThat(locks.holders(tenant, "/outer")).hasSize(1);
+            inner.release();
+            again.release();
+            assertThat(locks.holders(tenant, "/outer")).hasSize(1);
+        });
+        assertThat(locks.holders(tenant, "/outer")).isEmpty();
+    }
+
+    @Test
+    void aNestedScopedCallThatNeedsMoreAcquiresAndReleasesOnlyWhatItAdded() {
+        locks.run(s("/up").build(), () -> {
+            LockHandle upgraded = locks.enter(x("/up", "/side").build());
+            assertThat(locks.holders(tenant, "/up")).hasSize(2);
+            upgraded.release();
+            assertThat(locks.holders(tenant, "/up")).hasSize(1);
+            assertThat(locks.holders(tenant, "/side")).isEmpty();
+        });
+    }
+}

@@ -1,0 +1,445 @@
+package dev.locks.quartz;
+
+import static dev.locks.quartz.QuartzClusterContract.sleepUntil;
+import static dev.locks.quartz.QuartzClusterContract.waitFor;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.mockito.Mockito.mock;
+import static org.mockito.Mockito.when;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.Date;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.quartz.Job;
+import org.quartz.JobBuilder;
+import org.quartz.JobDetail;
+import org.quartz.JobExecutionContext;
+import org.quartz.JobExecutionException;
+import org.quartz.SimpleScheduleBuilder;
+import org.quartz.Trigger;
+import org.quartz.TriggerBuilder;
+import org.quartz.listeners.TriggerListenerSupport;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+
+import dev.locks.CheckedCallable;
+import dev.locks.HolderQuery;
+import dev.locks.LockHandle;
+import dev.locks.LockHolder;
+import dev.locks.LockKind;
+import dev.locks.LockRequest;
+import dev.locks.LockService;
+import dev.locks.jdbc.JdbcLockService;
+import dev.locks.testing.TestDatabase;
+
+/** What the listener guards, which locks it takes, and how it behaves when things go wrong (on H2). */
+class ClusterSingletonTriggerListenerTest {
+
+    private final String prefix = TestDatabase.uniquePrefix();
+
+    private final List<QuartzNode> nodes = new ArrayList<>();
+
+    private FireLog log;
+
+    @BeforeEach
+    void newLog() {
+        log = FireLog.create();
+    }
+
+    @AfterEach
+    void closeNodes() {
+        QuartzNode.closeAll(nodes);
+        try (var pool = TestDatabase.H2.newPool(1)) {
+            TestDatabase.dropTables(pool, prefix);
+        }
+        log.forget();
+    }
+
+    @Test
+    void aJobNeitherAnnotatedNorConfiguredIsNotGuarded() throws Exception {
+        Instant start = nextSecond();
+        for (String id : List.of("node-a", "node-b", "node-c")) {
+            node(id).schedule(job(TestJobs.PlainJob.class, "plain", id), every(500, "plain", start, 2)).start();
+        }
+        sleepUntil(start.plusMillis(1000));
+
+        assertThat(log.nodesByFireTime("plain")).containsOnlyKeys(start.toEpochMilli(), start.toEpochMilli() + 500)
+                .allSatisfy((time, ranOn) -> assertThat(ranOn).containsExactlyInAnyOrder("node-a", "node-b", "node-c"));
+        assertThat(nodes.get(0).locks.list(new HolderQuery(LockKind.SINGLETON, null, null, null, 10))).isEmpty();
+    }
+
+    @Test
+    void aConfiguredJobKeyIsGuardedWithoutTheAnnotation() throws Exception {
+        Instant start = nextSecond();
+        for (String id : List.of("node-a", "node-b", "node-c")) {
+            node(id, Set.of("cluster.plain"), null).schedule(job(TestJobs.PlainJob.class, "plain", id),
+                    every(500, "plain", start, 2)).start();
+        }
+        sleepUntil(start.plusMillis(1000));
+
+        assertThat(log.nodesByFireTime("plain")).containsOnlyKeys(start.toEpochMilli(), start.toEpochMilli() + 500)
+                .allSatisfy((time, ranOn) -> assertThat(ranOn).hasSize(1));
+    }
+
+    @Test
+    void aConfiguredKeyNamesAJobByGroupAndNameOrByNameAloneInTheDefaultGroup() {
+        JdbcLockService locks = node("node-a").locks;
+        ClusterSingletonTriggerListener listener = new ClusterSingletonTriggerListener(locks,
+                Set.of("reports.nightly", "cleanup"), Duration.ofMinutes(10));
+
+        assertThat(listener.isGuarded(plainJob("nightly", "reports"))).isTrue();
+        assertThat(listener.isGuarded(plainJob("cleanup", "DEFAULT"))).isTrue();
+        assertThat(listener.isGuarded(plainJob("cleanup", "reports"))).isFalse();
+        assertThat(listener.isGuarded(plainJob("nightly", "DEFAULT"))).isFalse();
+    }
+
+    @Test
+    void theJobRunsHoldingItsFireMarkerWhichOutlivesTheRunForItsRetentionThenLapses() throws Exception {
+        Instant start = nextSecond();
+        QuartzNode node = node("node-a");
+        String marker = "job:cluster.short@" + start.toEpochMilli();
+        AtomicReference<List<LockHolder>> whileRunning = new AtomicReference<>();
+        log.work(context -> whileRunning.set(node.locks.holders(LockKind.SINGLETON, null, marker)));
+        node.schedule(job(TestJobs.ShortRetentionJob.class, "short", node.id), every(500, "short", start, 1)).start();
+        waitFor(() -> log.runs("short").size() == 1 && log.runs("short").get(0).endedNanos > 0, Duration.ofSeconds(3));
+
+        assertThat(whileRunning.get()).singleElement().satisfies(h -> assertThat(h.node()).isEqualTo("node-a"));
+        assertThat(node.locks.holders(LockKind.SINGLETON, null, marker)).as("kept after the run").hasSize(1);
+        sleepUntil(start.plusMillis(1500 + 300));
+        assertThat(node.locks.holders(LockKind.SINGLETON, null, marker)).as("lapsed after 1500ms").isEmpty();
+    }
+
+    @Test
+    void theAnnotationsNameReplacesTheJobKeyInTheLockName() throws Exception {
+        Instant start = nextSecond();
+        QuartzNode node = node("node-a");
+        AtomicReference<List<LockHolder>> whileRunning = new AtomicReference<>();
+        log.work(context -> whileRunning.set(node.locks.holders(LockKind.SINGLETON, null,
+                "job:nightly-import@" + context.getScheduledFireTime().getTime())));
+        node.schedule(job(TestJobs.NamedJob.class, "named", node.id), every(500, "named", start, 1)).start();
+        waitFor(() -> whileRunning.get() != null, Duration.ofSeconds(3));
+
+        assertThat(whileRunning.get()).hasSize(1);
+    }
+
+    @Test
+    void theTenantExpressionPutsTheLocksInTheJobsTenant() throws Exception {
+        Instant start = nextSecond();
+        QuartzNode node = node("node-a");
+        String marker = "job:cluster.tenant@" + start.toEpochMilli();
+        Map<String, Integer> holdersByTenant = new ConcurrentHashMap<>();
+        log.work(context -> {
+            holdersByTenant.put("acme", node.locks.holders(LockKind.SINGLETON, "acme", marker).size());
+            holdersByTenant.put("default", node.locks.holders(LockKind.SINGLETON, null, marker).size());
+        });
+        JobDetail job = JobBuilder.newJob(TestJobs.TenantJob.class).withIdentity("tenant", "cluster")
+                .usingJobData(log.data(node.id)).usingJobData("tenant", "acme").build();
+        node.schedule(job, every(500, "tenant", start, 1)).start();
+        waitFor(() -> holdersByTenant.size() == 2, Duration.ofSeconds(3));
+
+        assertThat(holdersByTenant).containsEntry("acme", 1).containsEntry("default", 0);
+    }
+
+    @Test
+    void aJobWithDisallowConcurrentExecutionNeverOverlapsAcrossNodesAndItsLockIsRenewedPastItsLease() throws Exception {
+        Instant start = nextSecond();
+        int fires = 6;
+        AtomicBoolean first = new AtomicBoolean(true);
+        // the first run lasts twice its 1s lease while the other nodes keep firing
+        log.work(context -> Thread.sleep(first.getAndSet(false) ? 2000 : 50));
+        for (String id : List.of("node-a", "node-b", "node-c")) {
+            node(id).schedule(job(TestJobs.OneAtATimeJob.class, "once", id), every(500, "once", start, fires)).start();
+        }
+        waitFor(() -> log.runs("once").size() == fires && log.runs("once").stream().allMatch(r -> r.endedNanos > 0),
+                Duration.ofSeconds(8));
+
+        List<FireLog.Run> runs = new ArrayList<>(log.runs("once"));
+        runs.sort(Comparator.comparingLong(r -> r.startedNanos));
+        for (int i = 1; i < runs.size(); i++) {
+            assertThat(runs.get(i).startedNanos).as("%s starts after %s ended", runs.get(i), runs.get(i - 1))
+                    .isGreaterThanOrEqualTo(runs.get(i - 1).endedNanos);
+        }
+        assertThat(log.nodesByFireTime("once")).hasSize(fires).allSatisfy((time, ranOn) -> assertThat(ranOn).hasSize(1));
+    }
+
+    @Test
+    void aNodeThatDiesMidJobIsNotRerunAndTheOthersResumeAfterItsLeaseLapses() throws Exception {
+        Instant start = nextSecond();
+        int fires = 10;
+        CountDownLatch died = new CountDownLatch(1);
+        CountDownLatch endOfTest = new CountDownLatch(1);
+        AtomicReference<String> dyingNode = new AtomicReference<>();
+        log.work(context -> {
+            if (dyingNode.compareAndSet(null, context.getMergedJobDataMap().getString("node"))) {
+                died.countDown();
+                endOfTest.await(20, TimeUnit.SECONDS);
+            }
+        });
+        for (String id : List.of("node-a", "node-b", "node-c")) {
+            node(id).schedule(job(TestJobs.OneAtATimeJob.class, "once", id), every(500, "once", start, fires)).start();
+        }
+        assertThat(died.await(5, TimeUnit.SECONDS)).isTrue();
+        Instant death = Instant.now();
+        QuartzNode dead = nodes.stream().filter(n -> n.id.equals(dyingNode.get())).findFirst().orElseThrow();
+        // cut off from the database, it can no longer renew: its 1s lease lapses
+        dead.pool.close();
+        sleepUntil(start.plusMillis((fires - 1) * 500L + 700));
+        endOfTest.countDown();
+        Thread.sleep(500);
+
+        TreeMap<Long, List<String>> ran = log.nodesByFireTime("once");
+        assertThat(ran).allSatisfy((time, ranOn) -> assertThat(ranOn).hasSize(1));
+        assertThat(ran.firstEntry().getValue()).containsExactly(dead.id);
+        assertThat(ran.tailMap(start.toEpochMilli(), false).values()).as("after its death").allSatisfy(
+                ranOn -> assertThat(ranOn).doesNotContain(dead.id));
+        long resumedBy = death.plusMillis(2000).toEpochMilli();
+        for (long time = start.toEpochMilli(); time < start.toEpochMilli() + fires * 500L; time += 500) {
+            if (time >= resumedBy) {
+                assertThat(ran).as("fire at %s, after the lease lapsed", Instant.ofEpochMilli(time)).containsKey(time);
+            }
+        }
+    }
+
+    @Test
+    void aFireIsVetoedWhenTheLockStoreCannotBeReached() throws Exception {
+        Instant start = nextSecond();
+        QuartzNode node = node("node-a");
+        node.schedule(job(TestJobs.GuardedJob.class, "guarded", node.id), every(500, "guarded", start, 1));
+        node.schedule(job(TestJobs.PlainJob.class, "plain", node.id), every(500, "plain", start, 1));
+        node.pool.close();
+        node.start();
+        waitFor(() -> log.runs("plain").size() == 1, Duration.ofSeconds(3));
+        Thread.sleep(300);
+
+        assertThat(log.runs("guarded")).isEmpty();
+    }
+
+    @Test
+    void aJobThatAsksToRefireImmediatelyRunsAgainUnderTheSameFire() throws Exception {
+        Instant start = nextSecond();
+        AtomicBoolean first = new AtomicBoolean(true);
+        log.work(context -> {
+            if (first.getAndSet(false)) {
+                JobExecutionException refire = new JobExecutionException("try again");
+                refire.setRefireImmediately(true);
+                throw refire;
+            }
+        });
+        for (String id : List.of("node-a", "node-b")) {
+            node(id).schedule(job(TestJobs.GuardedJob.class, "guarded", id), every(500, "guarded", start, 1)).start();
+        }
+        waitFor(() -> log.runs("guarded").size() == 2, Duration.ofSeconds(3));
+        Thread.sleep(300);
+
+        TreeMap<Long, List<String>> ran = log.nodesByFireTime("guarded");
+        assertThat(ran).containsOnlyKeys(start.toEpochMilli());
+        assertThat(ran.get(start.toEpochMilli())).as("two runs on one node").hasSize(2).containsOnly(
+                ran.get(start.toEpochMilli()).get(0));
+    }
+
+    @Test
+    void aFireThatAnotherListenerVetoesLeavesNoRunningLockBehind() throws Exception {
+        Instant start = nextSecond();
+        QuartzNode node = node("node-a");
+        CountDownLatch vetoed = new CountDownLatch(1);
+        node.scheduler.getListenerManager().addTriggerListener(new TriggerListenerSupport() {
+            @Override
+            public String getName() {
+                return "maintenance-mode";
+            }
+
+            @Override
+            public boolean vetoJobExecution(Trigger trigger, JobExecutionContext context) {
+                vetoed.countDown();
+                return true;
+            }
+        });
+        node.schedule(job(TestJobs.OneAtATimeJob.class, "once", node.id), every(500, "once", start, 1)).start();
+        assertThat(vetoed.await(3, TimeUnit.SECONDS)).isTrue();
+        Thread.sleep(300);
+
+        assertThat(log.runs("once")).isEmpty();
+        assertThat(node.locks.holders(LockKind.SINGLETON, null, "job:cluster.once")).isEmpty();
+        assertThat(node.locks.holders(LockKind.SINGLETON, null, "job:cluster.once@" + start.toEpochMilli()))
+                .as("the fire counts as handled").hasSize(1);
+        assertThat(node.locks.heldCount()).as("handles the listener still holds").isZero();
+    }
+
+    @Test
+    void locksOfAFireQuartzNeverReportedCompleteAreReleasedAtTheThreadsNextFire() {
+        ClusterSingletonTriggerListener listener = new ClusterSingletonTriggerListener(node("node-a").locks);
+        JobDetail job = JobBuilder.newJob(TestJobs.OneAtATimeJob.class).withIdentity("once", "cluster").build();
+        Instant start = nextSecond();
+        JobExecutionContext first = fire(job, "fire-1", start);
+        JobExecutionContext second = fire(job, "fire-2", start.plusSeconds(1));
+
+        // Quartz skips the completion callbacks when another listener throws: the first fire never ends
+        assertThat(listener.vetoJobExecution(first.getTrigger(), first)).isFalse();
+        assertThat(listener.vetoJobExecution(second.getTrigger(), second)).as("vetoed by its own running lock").isFalse();
+    }
+
+    @Test
+    void aJobWhoseAnnotationCannotBeUnderstoodFailsTheCheckAndIsVetoed() throws Exception {
+        Instant start = nextSecond();
+        QuartzNode node = node("node-a");
+        node.schedule(job(TestJobs.BadLeaseJob.class, "bad", node.id), every(500, "bad", start, 1));
+        ClusterSingletonTriggerListener listener = new ClusterSingletonTriggerListener(node.locks);
+
+        assertThatThrownBy(() -> listener.checkJobs(node.scheduler)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("cluster.bad").hasMessageContaining("lockAtMostFor").hasMessageContaining("soon");
+        node.start();
+        sleepUntil(start.plusMillis(500));
+        assertThat(log.runs("bad")).isEmpty();
+    }
+
+    @Test
+    void checkingASchedulerReportsItsGuardedJobs() throws Exception {
+        QuartzNode node = node("node-a");
+        Instant later = Instant.now().plusSeconds(3600);
+        node.schedule(job(TestJobs.GuardedJob.class, "guarded", node.id), every(500, "guarded", later, 1));
+        node.schedule(job(TestJobs.PlainJob.class, "plain", node.id), every(500, "plain", later, 1));
+        node.schedule(job(TestJobs.PlainJob.class, "listed", node.id), every(500, "listed", later, 1));
+        ClusterSingletonTriggerListener listener = new ClusterSingletonTriggerListener(node.locks,
+                Set.of("cluster.listed", "cluster.missing"), Duration.ofMinutes(1));
+
+        assertThat(listener.checkJobs(node.scheduler)).extracting(Object::toString)
+                .containsExactlyInAnyOrder("cluster.guarded", "cluster.listed");
+    }
+
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void checkingWarnsAboutASimpleTriggerWhoseTimesDependOnWhenTheNodeScheduledIt(CapturedOutput output)
+            throws Exception {
+        QuartzNode node = node("node-a");
+        Instant aligned = nextSecond().plusSeconds(3600);
+        node.schedule(job(TestJobs.GuardedJob.class, "aligned", node.id), every(60_000, "aligned", aligned, 2));
+        node.schedule(job(TestJobs.GuardedJob.class, "started-now", node.id),
+                every(60_000, "started-now", aligned.plusMillis(1234), 2));
+        new ClusterSingletonTriggerListener(node.locks).checkJobs(node.scheduler);
+
+        assertThat(output.getOut()).contains("Trigger cluster.started-now of guarded job cluster.started-now")
+                .doesNotContain("Trigger cluster.aligned");
+    }
+
+    @Test
+    void aLockServiceOtherThanTheEngineIsUsedThroughItsScopedFormAndStillRenewed() throws Exception {
+        Instant start = nextSecond();
+        AtomicReference<List<LockHolder>> pastTheLease = new AtomicReference<>();
+        log.work(context -> {
+            Thread.sleep(1400);
+            pastTheLease.set(nodes.get(0).locks.holders(LockKind.SINGLETON, null, "job:cluster.once"));
+        });
+        for (String id : List.of("node-a", "node-b")) {
+            node(id, Set.of(), Delegating::new).schedule(job(TestJobs.OneAtATimeJob.class, "once", id),
+                    every(500, "once", start, 1)).start();
+        }
+        waitFor(() -> pastTheLease.get() != null, Duration.ofSeconds(4));
+        Thread.sleep(300);
+
+        assertThat(pastTheLease.get()).as("the 1s running lock, 1.4s into the run").hasSize(1);
+        assertThat(log.nodesByFireTime("once")).containsOnlyKeys(start.toEpochMilli())
+                .allSatisfy((time, ranOn) -> assertThat(ranOn).hasSize(1));
+    }
+
+    private QuartzNode node(String id) {
+        return node(id, Set.of(), null);
+    }
+
+    private QuartzNode node(String id, Collection<String> guardedKeys, Function<JdbcLockService, LockService> service) {
+        QuartzNode node = QuartzNode.create(TestDatabase.H2, prefix, id, guardedKeys, service);
+        nodes.add(node);
+        return node;
+    }
+
+    private JobDetail job(Class<? extends Job> type, String name, String node) {
+        return JobBuilder.newJob(type).withIdentity(name, "cluster").usingJobData(log.data(node)).build();
+    }
+
+    private static JobExecutionContext fire(JobDetail job, String fireInstanceId, Instant scheduled) {
+        JobExecutionContext context = mock(JobExecutionContext.class);
+        when(context.getJobDetail()).thenReturn(job);
+        when(context.getFireInstanceId()).thenReturn(fireInstanceId);
+        when(context.getScheduledFireTime()).thenReturn(Date.from(scheduled));
+        when(context.getTrigger()).thenReturn(every(1000, fireInstanceId, scheduled, 1));
+        return context;
+    }
+
+    private static JobDetail plainJob(String name, String group) {
+        return JobBuilder.newJob(TestJobs.PlainJob.class).withIdentity(name, group).build();
+    }
+
+    private static Trigger every(long millis, String name, Instant start, int fires) {
+        return TriggerBuilder.newTrigger().withIdentity(name, "cluster").startAt(Date.from(start))
+                .withSchedule(SimpleScheduleBuilder.simpleSchedule().withIntervalInMilliseconds(millis)
+                        .withRepeatCount(fires - 1))
+                .build();
+    }
+
+    private static Instant nextSecond() {
+        return Instant.now().truncatedTo(ChronoUnit.SECONDS).plusSeconds(1);
+    }
+
+    /** A lock service that is not the engine itself, as a decorator would be. */
+    private record Delegating(LockService target) implements LockService {
+
+        @Override
+        public LockHandle acquire(LockRequest request) {
+            return target.acquire(request);
+        }
+
+        @Override
+        public Optional<LockHandle> tryAcquire(LockRequest request) {
+            return target.tryAcquire(request);
+        }
+
+        @Override
+        public <T, E extends Exception> T call(LockRequest request, CheckedCallable<T, E> work) throws E {
+            return target.call(request, work);
+        }
+
+        @Override
+        public void run(LockRequest request, Runnable work) {
+            target.run(request, work);
+        }
+
+        @Override
+        public LockHandle enter(LockRequest request) {
+            return target.enter(request);
+        }
+
+        @Override
+        public Optional<LockHandle> tryEnter(LockRequest request) {
+            return target.tryEnter(request);
+        }
+
+        @Override
+        public List<LockHandle> tryAcquireEach(Collection<LockRequest> requests) {
+            return target.tryAcquireEach(requests);
+        }
+
+        @Override
+        public List<LockHolder> holders(String tenant, String path) {
+            return target.holders(tenant, path);
+        }
+    }
+}

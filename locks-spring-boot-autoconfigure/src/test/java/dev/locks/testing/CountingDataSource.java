@@ -1,0 +1,73 @@
+package dev.locks.testing;
+
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import javax.sql.DataSource;
+
+/**
+ * Counts the statements executed through a DataSource (each one a round trip), and commits and
+ * rollbacks, so that tests can pin how many round trips an operation costs.
+ */
+public final class CountingDataSource {
+
+    private final AtomicInteger statements = new AtomicInteger();
+
+    private final DataSource proxy;
+
+    public CountingDataSource(DataSource target) {
+        this.proxy = (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] { DataSource.class },
+                (p, method, args) -> {
+                    Object result = invoke(target, method, args);
+                    if (result instanceof Connection connection) {
+                        return wrap(connection, Connection.class);
+                    }
+                    return result;
+                });
+    }
+
+    /** @return the counting DataSource */
+    public DataSource dataSource() {
+        return proxy;
+    }
+
+    /** @return statements executed, commits and rollbacks included */
+    public int statements() {
+        return statements.get();
+    }
+
+    public void reset() {
+        statements.set(0);
+    }
+
+    private <T> T wrap(T target, Class<T> type) {
+        InvocationHandler handler = (p, method, args) -> {
+            String name = method.getName();
+            if (name.startsWith("execute") || name.equals("commit") || name.equals("rollback")) {
+                statements.incrementAndGet();
+            }
+            Object result = invoke(target, method, args);
+            if (result instanceof java.sql.PreparedStatement ps && !(result instanceof java.sql.CallableStatement)) {
+                return wrap(ps, java.sql.PreparedStatement.class);
+            }
+            if (result instanceof Statement st && !(result instanceof java.sql.PreparedStatement)) {
+                return wrap(st, Statement.class);
+            }
+            return result;
+        };
+        return type.cast(Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] { type }, handler));
+    }
+
+    private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        }
+        catch (InvocationTargetException ex) {
+            throw ex.getCause();
+        }
+    }
+}

@@ -1,0 +1,93 @@
+package dev.locks.torture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import com.zaxxer.hikari.HikariDataSource;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+import dev.locks.LockHandle;
+import dev.locks.LockRequest;
+import dev.locks.LockSettings;
+import dev.locks.jdbc.JdbcLockService;
+import dev.locks.testing.TestDatabase;
+
+/**
+ * A renewal reads the database clock and then updates the lease. If the renewing node stalls
+ * between the two (a GC pause, SIGSTOP, a slow network) past the end of its lease, another node
+ * may take the lock in between; the late renewal must then fail instead of reviving the old grant
+ * next to the new one. The torture run's SIGSTOP hits this window only by chance; here it is forced.
+ */
+class DelayedRenewalTest {
+
+    abstract static class Contract {
+
+        abstract TestDatabase database();
+
+        @Test
+        void aRenewalThatArrivesAfterTheLeaseEndedFailsAndLeavesTheNewHolderAlone() throws Exception {
+            String prefix = TestDatabase.uniquePrefix();
+            String tenant = "t-" + UUID.randomUUID();
+            try (HikariDataSource poolA = database().newPool(4); HikariDataSource poolB = database().newPool(4)) {
+                StallingDataSource stalling = new StallingDataSource(poolA,
+                        sql -> sql.startsWith("UPDATE " + prefix + "held SET expires_at"));
+                try (JdbcLockService a = service(stalling.dataSource(), prefix, "node-a", true);
+                        JdbcLockService b = service(poolB, prefix, "node-b", false)) {
+                    LockRequest request = LockRequest.paths("/renewal").tenant(tenant).lease(Duration.ofSeconds(1)).build();
+                    LockHandle first = a.acquire(request);
+                    stalling.stallNext(Duration.ofMillis(2500));
+                    CompletableFuture<Boolean> renewal = CompletableFuture.supplyAsync(first::renew);
+                    Thread.sleep(1600);
+                    // node-a's lease ran out in database time while its renewal was stalled
+                    LockHandle second = b.tryAcquire(LockRequest.paths("/renewal").tenant(tenant).lease(Duration.ofSeconds(30))
+                            .build()).orElseThrow();
+                    boolean renewed = renewal.get(30, TimeUnit.SECONDS);
+
+                    assertThat(renewed).as("late renewal").isFalse();
+                    assertThat(first.isValid()).isFalse();
+                    assertThat(b.holders(tenant, "/renewal")).as("holders after the late renewal").hasSize(1)
+                            .allSatisfy(h -> assertThat(h.node()).isEqualTo("node-b"));
+                    assertThat(second.isValid()).isTrue();
+                    second.release();
+                }
+                finally {
+                    TestDatabase.dropTables(poolA, prefix);
+                }
+            }
+        }
+
+        private static JdbcLockService service(javax.sql.DataSource ds, String prefix, String node, boolean create) {
+            return JdbcLockService.builder(ds).tablePrefix(prefix).createSchema(create)
+                    .settings(LockSettings.builder().nodeId(node).slowWaitLog(null).purgeInterval(null).build()).build();
+        }
+    }
+
+    @Nested
+    class OnH2 extends Contract {
+        @Override
+        TestDatabase database() {
+            return TestDatabase.H2;
+        }
+    }
+
+    @Nested
+    class OnMariaDb extends Contract {
+        @Override
+        TestDatabase database() {
+            return TestDatabase.MYSQL;
+        }
+    }
+
+    @Nested
+    class OnPostgres extends Contract {
+        @Override
+        TestDatabase database() {
+            return TestDatabase.POSTGRESQL;
+        }
+    }
+}

@@ -1,0 +1,65 @@
+package dev.locks.torture;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
+
+import javax.sql.DataSource;
+
+/**
+ * A DataSource that, once armed, stalls the next statement whose SQL matches before it reaches the
+ * database: a garbage-collection pause, a SIGSTOP or a slow network between two statements of one
+ * store operation, made deterministic.
+ */
+final class StallingDataSource {
+
+    private final DataSource proxy;
+
+    private final Predicate<String> matches;
+
+    private final AtomicReference<Duration> armed = new AtomicReference<>();
+
+    StallingDataSource(DataSource target, Predicate<String> matches) {
+        this.matches = matches;
+        this.proxy = (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] { DataSource.class },
+                (p, method, args) -> {
+                    Object result = invoke(target, method, args);
+                    return result instanceof Connection c ? connection(c) : result;
+                });
+    }
+
+    DataSource dataSource() {
+        return proxy;
+    }
+
+    /** The next matching statement waits this long before it is prepared. */
+    void stallNext(Duration stall) {
+        armed.set(stall);
+    }
+
+    private Connection connection(Connection target) {
+        return (Connection) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] { Connection.class },
+                (p, method, args) -> {
+                    if (method.getName().equals("prepareStatement") && args != null && args[0] instanceof String sql
+                            && matches.test(sql)) {
+                        Duration stall = armed.getAndSet(null);
+                        if (stall != null) {
+                            Thread.sleep(stall.toMillis());
+                        }
+                    }
+                    return invoke(target, method, args);
+                });
+    }
+
+    private static Object invoke(Object target, java.lang.reflect.Method method, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        }
+        catch (InvocationTargetException ex) {
+            throw ex.getCause();
+        }
+    }
+}

@@ -150,4 +150,65 @@ abstract class ConcurrencyContract extends LockServiceContract {
         assertThat(entries.get()).isEqualTo(150);
         assertThat(maxInside.get()).isLessThanOrEqualTo(3).isGreaterThanOrEqualTo(2);
     }
+
+    /** Rounds of the first-use race, each on a subtree no request has touched before. */
+    protected int freshTreeRounds() {
+        return Integer.getInteger("fresh.rounds", 400);
+    }
+
+    @Test
+    void conflictingFirstUsesOfNewPathsNeverOverlap() throws Exception {
+        List<JdbcLockService> nodes = List.of(locks, newNode("node-b"), newNode("node-c"));
+        ActiveLockModel model = new ActiveLockModel();
+        String[] shape = { "", "/a", "/a/b", "/a/b/x", "/a/c", "/d" };
+        int threads = 6;
+        CyclicBarrier start = new CyclicBarrier(threads);
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        AtomicInteger granted = new AtomicInteger();
+        try {
+            for (int round = 0; round < freshTreeRounds(); round++) {
+                String root = "/fresh/" + round;
+                List<Future<?>> racers = new ArrayList<>();
+                for (int t = 0; t < threads; t++) {
+                    JdbcLockService node = nodes.get(t % nodes.size());
+                    racers.add(pool.submit(() -> {
+                        ThreadLocalRandom random = ThreadLocalRandom.current();
+                        List<String> paths = new ArrayList<>();
+                        paths.add(root + shape[random.nextInt(shape.length)]);
+                        if (random.nextInt(4) == 0) {
+                            paths.add(root + shape[random.nextInt(shape.length)]);
+                        }
+                        LockMode mode = random.nextBoolean() ? LockMode.SHARED : LockMode.EXCLUSIVE;
+                        LockRequest request = LockRequest.paths(paths).mode(mode).tenant(tenant)
+                                .waitAtMost(Duration.ofMillis(random.nextInt(3) == 0 ? 500 : 0)).build();
+                        start.await();
+                        Optional<LockHandle> h;
+                        try {
+                            h = Optional.of(node.acquire(request));
+                        }
+                        catch (LockTimeoutException busy) {
+                            h = Optional.empty();
+                        }
+                        if (h.isPresent()) {
+                            Object owner = new Object();
+                            model.enter(tenant, paths, mode, owner);
+                            granted.incrementAndGet();
+                            Thread.sleep(random.nextInt(3));
+                            model.exit(owner);
+                            h.get().release();
+                        }
+                        return null;
+                    }));
+                }
+                for (Future<?> racer : racers) {
+                    racer.get(60, TimeUnit.SECONDS);
+                }
+            }
+        }
+        finally {
+            pool.shutdownNow();
+        }
+        assertThat(model.violations()).as("overlapping conflicting grants: " + model.examples()).isZero();
+        assertThat(granted.get()).as("grants made").isGreaterThan(freshTreeRounds());
+    }
 }

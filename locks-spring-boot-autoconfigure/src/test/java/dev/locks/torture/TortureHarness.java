@@ -69,7 +69,8 @@ public final class TortureHarness {
     }
 
     /** Everything a run found. */
-    record Report(Config config, TortureChecker.Result check, List<Expectation> expectations, Map<String, Long> figures) {
+    record Report(Config config, TortureChecker.Result check, List<Expectation> expectations, Map<String, Long> figures,
+            List<String> rowHistory) {
 
         boolean passed() {
             return check.passed() && expectations.stream().allMatch(Expectation::met);
@@ -93,11 +94,17 @@ public final class TortureHarness {
                 s.append("Violations:\n");
                 check.violations().forEach(v -> s.append("  ").append(v).append('\n'));
             }
+            if (!rowHistory.isEmpty()) {
+                s.append("What the database did to those grant rows (audit triggers):\n");
+                rowHistory.forEach(h -> s.append("  ").append(h).append('\n'));
+            }
             return s.toString();
         }
     }
 
     private final Config config;
+
+    private LockAudit audit;
 
     private final Path runDir;
 
@@ -172,6 +179,8 @@ public final class TortureHarness {
                 .settings(LockSettings.builder().nodeId("harness").slowWaitLog(null).purgeInterval(null).build()).build();
         records = new SharedRecords(config.dialect(), PREFIX);
         records.create(probePool, TortureTree.recordIds());
+        audit = new LockAudit(config.dialect(), PREFIX);
+        audit.install(probePool);
         WorkerProcess.writeLoggingConfig(runDir);
         figures.put("setupMillis", Duration.ofNanos(System.nanoTime() - started).toMillis());
 
@@ -516,7 +525,8 @@ public final class TortureHarness {
         figures.put("violations", check.figures().getOrDefault("violations", 0L)
                 + expectations.stream().filter(e -> !e.met()).count());
         figures.put("totalMillis", Duration.ofNanos(System.nanoTime() - started).toMillis());
-        Report report = new Report(config, check, List.copyOf(expectations), figures);
+        List<String> rowHistory = check.violations().isEmpty() ? List.of() : audit.explain(probePool, check.violations());
+        Report report = new Report(config, check, List.copyOf(expectations), figures, rowHistory);
         Files.writeString(config.workDir().resolve("report-" + config.dialect() + (config.sabotage() ? "-negative-control" : "")
                 + ".txt"), report.text());
         return report;

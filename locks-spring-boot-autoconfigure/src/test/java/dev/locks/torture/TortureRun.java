@@ -33,6 +33,7 @@ class TortureRun {
         System.out.println(report.text());
         assertThat(report.check().figures().getOrDefault("violations", 0L)).as(report.text()).isGreaterThan(0L);
         assertThat(report.check().violations()).anyMatch(v -> v.contains("overlap in database time"));
+        assertThat(report.rowHistory()).as("the audit explains the violating grants").anyMatch(h -> h.contains(" I id "));
     }
 
     private static void runOn(String dialect) throws Exception {

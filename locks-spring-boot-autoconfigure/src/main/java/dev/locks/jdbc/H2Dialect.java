@@ -62,6 +62,12 @@ public class H2Dialect extends SqlDialect {
         return true;
     }
 
+    // CURRENT_TIMESTAMP is the transaction's start time in H2
+    @Override
+    boolean clockMovesInTransactions() {
+        return false;
+    }
+
     @Override
     String now() {
         return "CURRENT_TIMESTAMP(6)";

@@ -377,9 +377,10 @@ public class JdbcLockStore implements LockStore {
                 && TransactionSynchronizationManager.getResource(transactions.dataSource()) != null;
     }
 
-    // Renewals, queue renewals and the purge run at READ COMMITTED on MySQL/MariaDB: under the pool's
-    // REPEATABLE READ their range updates took gap locks that blocked and deadlocked with concurrent
-    // grants, and under load leases lapsed while renewals waited.
+    // Renewals, queue renewals and the purge run in transactions at the grant transactions' isolation
+    // (READ COMMITTED on MySQL/MariaDB: under the pool's REPEATABLE READ their range updates took gap
+    // locks that blocked and deadlocked with concurrent grants, and under load leases lapsed while
+    // renewals waited).
     @Override
     public Map<String, Instant> renew(Collection<Grant> grants, Duration lease) {
         Map<String, Instant> renewed = new HashMap<>();
@@ -392,9 +393,10 @@ public class JdbcLockStore implements LockStore {
     }
 
     private Map<String, Instant> renewChunk(Connection connection, List<Grant> chunk, Duration lease) throws SQLException {
+        String ids = SqlDialect.placeholders(chunk.size());
+        lockForRenewal(connection, chunk, ids);
         Instant now = dialect.currentTime(connection).truncatedTo(ChronoUnit.MICROS);
         Instant until = now.plus(lease).truncatedTo(ChronoUnit.MICROS);
-        String ids = SqlDialect.placeholders(chunk.size());
         int expected = 0;
         int updated;
         // liveness is judged by the clock when the UPDATE runs, not by the time read above: a node that
@@ -429,6 +431,29 @@ public class JdbcLockStore implements LockStore {
             }
         }
         return renewed;
+    }
+
+    /**
+     * Locks the rows before the UPDATE judges them. A statement that waits for a row lock keeps the
+     * verdict of a clock read before the wait (MariaDB's statement clock stands at its start;
+     * PostgreSQL re-checks only rows that were changed meanwhile): a renewal held up past the lease
+     * would revive a grant that another node may have replaced in the meantime. In auto-commit (H2)
+     * the lock ends with the SELECT, which still waits out whoever held the rows, so the UPDATE's clock
+     * starts after that wait.
+     */
+    private void lockForRenewal(Connection connection, List<Grant> chunk, String ids) throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement("SELECT id FROM " + tables.held()
+                + " WHERE grant_id IN (" + ids + ") FOR UPDATE")) {
+            int i = 1;
+            for (Grant grant : chunk) {
+                ps.setString(i++, grant.grantId());
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    // the lock is what counts
+                }
+            }
+        }
     }
 
     @Override

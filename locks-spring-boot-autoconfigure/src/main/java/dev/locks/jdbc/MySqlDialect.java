@@ -31,11 +31,6 @@ public class MySqlDialect extends SqlDialect {
     }
 
     @Override
-    boolean setsIsolationLevel() {
-        return true;
-    }
-
-    @Override
     void beginTransaction(Connection connection) throws SQLException {
         // applies to the next transaction only, so the pooled connection's own level stays untouched
         try (Statement st = connection.createStatement()) {

@@ -43,11 +43,12 @@ public abstract class SqlDialect {
     }
 
     /**
-     * @return true if {@link #beginTransaction} sets an isolation level that renewals and the purge
-     *         need too (MySQL/MariaDB: READ COMMITTED, no gap locks)
+     * @return false where {@link #now()} stands still for a whole transaction (H2): maintenance
+     *         statements then run in auto-commit, since a renewal in a long transaction could judge a
+     *         lapsed lease by a clock from before it lapsed
      */
-    boolean setsIsolationLevel() {
-        return false;
+    boolean clockMovesInTransactions() {
+        return true;
     }
 
     /** Called after auto-commit was switched off, before the first statement of a grant transaction. */

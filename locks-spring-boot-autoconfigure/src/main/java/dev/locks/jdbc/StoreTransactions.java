@@ -77,12 +77,12 @@ final class StoreTransactions {
     }
 
     /**
-     * Runs maintenance statements (renewals, the purge) at the grant transactions' isolation where
-     * the dialect sets one, and in auto-commit elsewhere: inside a transaction H2's clock stands still
-     * at its start, which would let a late renewal revive a lapsed lease.
+     * Runs maintenance statements (renewals, the purge) in a transaction at the grant transactions'
+     * isolation, so that they can lock rows before judging them, and in auto-commit where the
+     * database's clock stands still inside a transaction (H2).
      */
     <T> T isolated(String what, SqlWork<T> work) {
-        return dialect.setsIsolationLevel() ? inTransaction(what, work) : autoCommit(what, work);
+        return dialect.clockMovesInTransactions() ? inTransaction(what, work) : autoCommit(what, work);
     }
 
     /** Runs single statements that need no transaction of their own. */

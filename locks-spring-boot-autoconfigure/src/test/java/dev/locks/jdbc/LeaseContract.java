@@ -127,15 +127,4 @@ abstract class LeaseContract extends LockServiceContract {
         sleep(Duration.ofMillis(1000));
         assertThat(other.tryAcquire(job)).isPresent().get().matches(LockHandle::release);
     }
-
-    private static Object grantOf(LockHandle h) {
-        try {
-            var method = h.getClass().getDeclaredMethod("grant");
-            method.setAccessible(true);
-            return method.invoke(h);
-        }
-        catch (ReflectiveOperationException ex) {
-            throw new IllegalStateException(ex);
-        }
-    }
 }

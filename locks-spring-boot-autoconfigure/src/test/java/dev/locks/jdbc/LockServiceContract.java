@@ -116,4 +116,16 @@ abstract class LockServiceContract {
             throw new IllegalStateException(ex);
         }
     }
+
+    /** The store's grant behind a handle, for tests that go around the API. */
+    protected static dev.locks.store.Grant grantOf(LockHandle h) {
+        try {
+            var method = h.getClass().getDeclaredMethod("grant");
+            method.setAccessible(true);
+            return (dev.locks.store.Grant) method.invoke(h);
+        }
+        catch (ReflectiveOperationException ex) {
+            throw new IllegalStateException(ex);
+        }
+    }
 }

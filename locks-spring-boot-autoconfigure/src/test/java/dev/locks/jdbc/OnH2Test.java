@@ -46,4 +46,12 @@ class OnH2Test {
             return TestDatabase.H2;
         }
     }
+
+    @Nested
+    class RowLockWaits extends RowLockWaitContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.H2;
+        }
+    }
 }

@@ -86,4 +86,12 @@ class OnMySqlTest {
             org.assertj.core.api.Assertions.assertThat(plan).anyMatch(r -> r.contains("table=" + prefix + "held"));
         }
     }
+
+    @Nested
+    class RowLockWaits extends RowLockWaitContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.MYSQL;
+        }
+    }
 }

@@ -110,4 +110,12 @@ class OnPostgresTest {
                     .contains("Index");
         }
     }
+
+    @Nested
+    class RowLockWaits extends RowLockWaitContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.POSTGRESQL;
+        }
+    }
 }

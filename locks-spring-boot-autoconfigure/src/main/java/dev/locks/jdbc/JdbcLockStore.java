@@ -50,6 +50,9 @@ public class JdbcLockStore implements LockStore {
 
     private static final int SHOWN_CONFLICTS = 5;
 
+    private static final String COLUMN_LIST = "grant_id, owner_token, kind, tenant, path, lock_key, scope_key, lock_mode,"
+            + " permits, node, thread, acquired_at, expires_at";
+
     private static final int RENEW_CHUNK = 500;
 
     /** Node rows are only a serialisation point; old ones are dropped and recreated on demand. */
@@ -64,8 +67,6 @@ public class JdbcLockStore implements LockStore {
     private final StoreTransactions transactions;
 
     private final PathConflictQuery conflicts;
-
-    private final String insertColumns;
 
     private final String channel;
 
@@ -84,8 +85,6 @@ public class JdbcLockStore implements LockStore {
         this.transactions = new StoreTransactions(dataSource, dialect);
         this.conflicts = new PathConflictQuery(dialect, tables);
         this.channel = tables.prefix() + "released";
-        this.insertColumns = " (grant_id, owner_token, kind, tenant, path, lock_key,"
-                + " scope_key, lock_mode, permits, node, thread, acquired_at, expires_at) VALUES ";
     }
 
     /** @return the dialect in use */
@@ -104,11 +103,30 @@ public class JdbcLockStore implements LockStore {
     public GrantResult tryGrant(GrantRequest request) {
         return transactions.inTransaction("grant " + request.kind() + " " + request.paths(), connection -> {
             Instant now = dialect.serialise(connection, tables, nodeLocks(request)).truncatedTo(ChronoUnit.MICROS);
-            List<LockHolder> inTheWay = findConflicts(connection, request, now);
-            if (!inTheWay.isEmpty()) {
-                return GrantResult.busy(inTheWay);
+            Grant grant = null;
+            if (dialect.insertsUnlessConflicting() && request.kind() != LockKind.SEMAPHORE) {
+                // the insert looks for conflicts itself; naming the holders costs a statement only when busy
+                for (int attempt = 0; grant == null && attempt < 3; attempt++) {
+                    grant = insertUnlessConflicting(connection, request, now);
+                    if (grant == null) {
+                        List<LockHolder> inTheWay = findConflicts(connection, request, now);
+                        if (!inTheWay.isEmpty()) {
+                            return GrantResult.busy(inTheWay);
+                        }
+                        // the holders left between the two statements: insert again
+                    }
+                }
+                if (grant == null) {
+                    return GrantResult.busy(List.of());
+                }
             }
-            Grant grant = insert(connection, tables.held(), request, now, request.lease());
+            else {
+                List<LockHolder> inTheWay = findConflicts(connection, request, now);
+                if (!inTheWay.isEmpty()) {
+                    return GrantResult.busy(inTheWay);
+                }
+                grant = insert(connection, tables.held(), request, now, request.lease());
+            }
             if (request.ticket() > 0) {
                 deleteWaiting(connection, request);
             }
@@ -122,9 +140,14 @@ public class JdbcLockStore implements LockStore {
                 findConflicts(connection, request, dialect.currentTime(connection)));
     }
 
-    private List<LockHolder> findConflicts(Connection connection, GrantRequest request, Instant now) throws SQLException {
-        long waitersBefore = request.ownerHoldsLocks() ? PathConflictQuery.NO_WAITERS
+    /** Waiting rows that count against the request: none if its owner holds locks, else those queued before it. */
+    private static long waitersBefore(GrantRequest request) {
+        return request.ownerHoldsLocks() ? PathConflictQuery.NO_WAITERS
                 : request.ticket() > 0 ? request.ticket() : PathConflictQuery.ALL_WAITERS;
+    }
+
+    private List<LockHolder> findConflicts(Connection connection, GrantRequest request, Instant now) throws SQLException {
+        long waitersBefore = waitersBefore(request);
         if (request.kind() == LockKind.SEMAPHORE) {
             byte[] key = LockKeys.lockKey(request.kind(), request.tenant(), request.paths().get(0));
             // permits in use plus earlier waiters: a newcomer does not overtake the queue
@@ -273,39 +296,78 @@ public class JdbcLockStore implements LockStore {
     private Grant insert(Connection connection, String table, GrantRequest request, Instant now, Duration lease)
             throws SQLException {
         Instant expires = now.plus(lease).truncatedTo(ChronoUnit.MICROS);
-        List<LockPath> paths = request.paths();
-        String sql = "INSERT INTO " + table + insertColumns + String.join(",", Collections.nCopies(paths.size(), "(?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+        String sql = "INSERT INTO " + table + " (" + COLUMN_LIST + ") " + valueRows(request);
+        try (PreparedStatement ps = connection.prepareStatement(sql, new String[] { "id" })) {
+            bindRows(ps, request, now, expires);
+            ps.executeUpdate();
+            return grantOf(ps, request, expires);
+        }
+    }
+
+    /**
+     * Inserts the grant's rows unless a conflicting grant or earlier waiter exists, in one statement;
+     * returns null if it inserted nothing. Only where a statement's snapshot is taken after the
+     * serialising statement's locks are held (PostgreSQL at READ COMMITTED).
+     */
+    private Grant insertUnlessConflicting(Connection connection, GrantRequest request, Instant now) throws SQLException {
+        Instant expires = now.plus(request.lease()).truncatedTo(ChronoUnit.MICROS);
+        boolean shared = request.mode() == LockMode.SHARED;
+        long waitersBefore = waitersBefore(request);
+        StringBuilder sql = new StringBuilder("INSERT INTO ");
+        sql.append(tables.held()).append(" (").append(COLUMN_LIST).append(") SELECT * FROM (").append(valueRows(request))
+                .append(") AS v (").append(COLUMN_LIST).append(") WHERE NOT EXISTS (");
+        conflicts.appendBranches(sql, false, request.kind(), request.paths(), request.owner(), shared, waitersBefore);
+        sql.append(')');
+        try (PreparedStatement ps = connection.prepareStatement(sql.toString(), new String[] { "id" })) {
+            int next = bindRows(ps, request, now, expires);
+            conflicts.bind(ps, next, request.kind(), request.tenant(), request.paths(), now, request.owner(),
+                    waitersBefore);
+            if (ps.executeUpdate() == 0) {
+                return null;
+            }
+            return grantOf(ps, request, expires);
+        }
+    }
+
+    private static String valueRows(GrantRequest request) {
+        return "VALUES " + String.join(",", Collections.nCopies(request.paths().size(), "(?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+    }
+
+    /** Binds one row per path, in the order of {@link #COLUMN_LIST}; returns the next index. */
+    private int bindRows(PreparedStatement ps, GrantRequest request, Instant now, Instant expires) throws SQLException {
         byte[] scope = LockKeys.scopeKey(request.kind(), request.tenant());
         String mode = request.mode() == LockMode.EXCLUSIVE ? "X" : "S";
-        try (PreparedStatement ps = connection.prepareStatement(sql, new String[] { "id" })) {
-            int i = 1;
-            for (LockPath path : paths) {
-                ps.setString(i++, request.grantId());
-                ps.setString(i++, request.owner());
-                ps.setString(i++, String.valueOf(request.kind().code()));
-                dialect.setText(ps, i++, request.tenant());
-                dialect.setText(ps, i++, path.value());
-                ps.setBytes(i++, LockKeys.lockKey(request.kind(), request.tenant(), path));
-                ps.setBytes(i++, scope);
-                ps.setString(i++, mode);
-                ps.setInt(i++, request.permits());
-                ps.setString(i++, truncate(request.node()));
-                ps.setString(i++, truncate(request.thread()));
-                dialect.setTime(ps, i++, now);
-                dialect.setTime(ps, i++, expires);
-            }
-            ps.executeUpdate();
-            long token = Long.MAX_VALUE;
-            try (ResultSet keys = ps.getGeneratedKeys()) {
-                while (keys.next()) {
-                    token = Math.min(token, keys.getLong(1));
-                }
-            }
-            if (token == Long.MAX_VALUE) {
-                throw new SQLException("The database returned no generated id for the lock rows");
-            }
-            return new Grant(request.grantId(), request.owner(), token, paths.size(), expires);
+        int i = 1;
+        for (LockPath path : request.paths()) {
+            ps.setString(i++, request.grantId());
+            ps.setString(i++, request.owner());
+            ps.setString(i++, String.valueOf(request.kind().code()));
+            dialect.setText(ps, i++, request.tenant());
+            dialect.setText(ps, i++, path.value());
+            ps.setBytes(i++, LockKeys.lockKey(request.kind(), request.tenant(), path));
+            ps.setBytes(i++, scope);
+            ps.setString(i++, mode);
+            ps.setInt(i++, request.permits());
+            ps.setString(i++, truncate(request.node()));
+            ps.setString(i++, truncate(request.thread()));
+            dialect.setTime(ps, i++, now);
+            dialect.setTime(ps, i++, expires);
         }
+        return i;
+    }
+
+    /** The grant whose rows {@code ps} inserted; the smallest generated id is its fencing token. */
+    private static Grant grantOf(PreparedStatement ps, GrantRequest request, Instant expires) throws SQLException {
+        long token = Long.MAX_VALUE;
+        try (ResultSet keys = ps.getGeneratedKeys()) {
+            while (keys.next()) {
+                token = Math.min(token, keys.getLong(1));
+            }
+        }
+        if (token == Long.MAX_VALUE) {
+            throw new SQLException("The database returned no generated id for the lock rows");
+        }
+        return new Grant(request.grantId(), request.owner(), token, request.paths().size(), expires);
     }
 
     private static String truncate(String s) {

@@ -76,6 +76,60 @@ final class PathConflictQuery {
     private PreparedStatement prepare(Connection connection, String sqlPrefix, LockKind kind, String tenant,
             List<LockPath> paths, Instant now, String exceptOwner, boolean onlyExclusive, long waitersBefore, int limit)
             throws SQLException {
+        StringBuilder sql = new StringBuilder(sqlPrefix);
+        appendBranches(sql, true, kind, paths, exceptOwner, onlyExclusive, waitersBefore);
+        sql.append(" ORDER BY id LIMIT ").append(limit);
+        PreparedStatement ps = connection.prepareStatement(sql.toString());
+        try {
+            bind(ps, 1, kind, tenant, paths, now, exceptOwner, waitersBefore);
+            return ps;
+        }
+        catch (SQLException | RuntimeException ex) {
+            ps.close();
+            throw ex;
+        }
+    }
+
+    /**
+     * Appends the {@code UNION ALL} of one branch per access path: keys of the paths and their
+     * ancestors, then one subtree range per path, for grants and (unless {@link #NO_WAITERS}) for
+     * earlier waiters.
+     *
+     * @param holderColumns select the holder's columns (to name it); false selects a constant, for
+     *                      an {@code EXISTS}
+     */
+    void appendBranches(StringBuilder sql, boolean holderColumns, LockKind kind, List<LockPath> paths,
+            String exceptOwner, boolean onlyExclusive, long waitersBefore) {
+        int keys = 0;
+        for (LockPath path : paths) {
+            keys += 1 + path.ancestors().size();
+        }
+        String filter = " AND expires_at > ?" + (exceptOwner != null ? " AND owner_token <> ?" : "")
+                + (onlyExclusive ? " AND lock_mode = 'X'" : "");
+        boolean first = true;
+        for (String table : tableStates(waitersBefore)) {
+            boolean waiting = table.equals(tables.waiting());
+            String rowFilter = filter + (waiting && waitersBefore > 0 ? " AND id < ?" : "");
+            String select = holderColumns ? "SELECT " + COLUMNS + ", '" + (waiting ? 'W' : 'H') + "' AS row_state FROM " + table
+                    : "SELECT 1 FROM " + table;
+            if (!first) {
+                sql.append(" UNION ALL ");
+            }
+            first = false;
+            sql.append(select).append(" WHERE lock_key IN (").append(SqlDialect.placeholders(keys)).append(')')
+                    .append(rowFilter);
+            if (kind == LockKind.PATH) {
+                for (int i = 0; i < paths.size(); i++) {
+                    sql.append(" UNION ALL ").append(select).append(" WHERE scope_key = ? AND ")
+                            .append(dialect.subtree()).append(rowFilter);
+                }
+            }
+        }
+    }
+
+    /** Binds what {@link #appendBranches} wrote, from parameter {@code index}; returns the next index. */
+    int bind(PreparedStatement ps, int index, LockKind kind, String tenant, List<LockPath> paths, Instant now,
+            String exceptOwner, long waitersBefore) throws SQLException {
         List<byte[]> keys = new ArrayList<>();
         for (LockPath path : paths) {
             keys.add(LockKeys.lockKey(kind, tenant, path));
@@ -83,55 +137,27 @@ final class PathConflictQuery {
                 keys.add(LockKeys.lockKey(kind, tenant, ancestor));
             }
         }
-        boolean subtrees = kind == LockKind.PATH;
-        String filter = " AND expires_at > ?" + (exceptOwner != null ? " AND owner_token <> ?" : "")
-                + (onlyExclusive ? " AND lock_mode = 'X'" : "");
-        List<String> tableStates = new ArrayList<>(List.of(tables.held()));
-        if (waitersBefore != NO_WAITERS) {
-            tableStates.add(tables.waiting());
-        }
-        StringBuilder sql = new StringBuilder();
-        for (String table : tableStates) {
-            if (sql.length() > 0) {
-                sql.append(" UNION ALL ");
+        int i = index;
+        for (String table : tableStates(waitersBefore)) {
+            long before = table.equals(tables.waiting()) ? waitersBefore : 0;
+            for (byte[] key : keys) {
+                ps.setBytes(i++, key);
             }
-            boolean waiting = table.equals(tables.waiting());
-            String rowFilter = filter + (waiting && waitersBefore > 0 ? " AND id < ?" : "");
-            String select = "SELECT " + COLUMNS + ", '" + (waiting ? 'W' : 'H') + "' AS row_state FROM " + table;
-            sql.append(select).append(" WHERE lock_key IN (").append(SqlDialect.placeholders(keys.size())).append(')')
-                    .append(rowFilter);
-            if (subtrees) {
-                for (int i = 0; i < paths.size(); i++) {
-                    sql.append(" UNION ALL ").append(select).append(" WHERE scope_key = ? AND ")
-                            .append(dialect.subtree()).append(rowFilter);
+            i = bindFilter(ps, i, now, exceptOwner, before);
+            if (kind == LockKind.PATH) {
+                byte[] scope = LockKeys.scopeKey(kind, tenant);
+                for (LockPath path : paths) {
+                    ps.setBytes(i++, scope);
+                    i = dialect.bindSubtree(ps, i, subtreeLow(path), subtreeHigh(path));
+                    i = bindFilter(ps, i, now, exceptOwner, before);
                 }
             }
         }
-        sql.append(" ORDER BY id LIMIT ").append(limit);
-        PreparedStatement ps = connection.prepareStatement(sqlPrefix + sql);
-        try {
-            int i = 1;
-            for (String table : tableStates) {
-                long before = table.equals(tables.waiting()) ? waitersBefore : 0;
-                for (byte[] key : keys) {
-                    ps.setBytes(i++, key);
-                }
-                i = bindFilter(ps, i, now, exceptOwner, before);
-                if (subtrees) {
-                    byte[] scope = LockKeys.scopeKey(kind, tenant);
-                    for (LockPath path : paths) {
-                        ps.setBytes(i++, scope);
-                        i = dialect.bindSubtree(ps, i, subtreeLow(path), subtreeHigh(path));
-                        i = bindFilter(ps, i, now, exceptOwner, before);
-                    }
-                }
-            }
-            return ps;
-        }
-        catch (SQLException | RuntimeException ex) {
-            ps.close();
-            throw ex;
-        }
+        return i;
+    }
+
+    private List<String> tableStates(long waitersBefore) {
+        return waitersBefore == NO_WAITERS ? List.of(tables.held()) : List.of(tables.held(), tables.waiting());
     }
 
     /** Live rows on exactly one key (semaphore permits, singletons), grants first, then earlier waiters. */

@@ -49,6 +49,12 @@ public class PostgresDialect extends SqlDialect {
         }
     }
 
+    // at READ COMMITTED each statement takes its snapshot when it starts, after SERIALISE holds its locks
+    @Override
+    boolean insertsUnlessConflicting() {
+        return true;
+    }
+
     // pg_notify is sent at commit; the ::text and count() make sure it is evaluated for every tenant touched.
     // Only tenants where someone waits are told: a notifying commit takes a database-wide lock held through
     // its WAL flush, so notifying every release costs concurrent releases their group commit. A waiter

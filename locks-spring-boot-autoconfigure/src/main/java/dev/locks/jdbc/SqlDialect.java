@@ -99,6 +99,15 @@ public abstract class SqlDialect {
         return rs.getObject(column, OffsetDateTime.class).toInstant();
     }
 
+    /**
+     * @return true if a grant may insert its rows with {@code INSERT ... SELECT ... WHERE NOT EXISTS
+     *         (conflicts)}: only where that statement's snapshot is taken after the serialising
+     *         statement's locks are held and the insert takes no locks on the rows it reads
+     */
+    boolean insertsUnlessConflicting() {
+        return false;
+    }
+
     /** @return true if grant transactions serialise on rows of the node table */
     boolean usesNodeTable() {
         return false;

@@ -61,9 +61,9 @@ class RoundTripTest {
             // advisory locks need no rows, so a path's first use costs nothing extra
             super(TestDatabase.POSTGRESQL,
                     // one SELECT taking all advisory locks (shared ancestors, exclusive path) and the clock,
-                    // conflict query, INSERT ... RETURNING id, COMMIT
-                    4,
-                    4);
+                    // INSERT ... SELECT ... WHERE NOT EXISTS (conflicts) RETURNING id, COMMIT
+                    3,
+                    3);
         }
     }
 

@@ -32,7 +32,7 @@ final class SqlTextScanner {
 
     /** Local variables and fields that hold SQL text; their assignments are checked too. */
     static final Set<String> SQL_VARIABLES = Set.of("sql", "live", "filter", "rowFilter", "select", "waiters", "ids",
-            "values", "insertColumns", "channel", "notifying", "SERIALISE", "COLUMNS", "where");
+            "values", "COLUMN_LIST", "channel", "notifying", "SERIALISE", "COLUMNS", "where");
 
     /** Builders whose every {@code append} adds SQL text. */
     static final Set<String> SQL_BUILDERS = Set.of("sql", "where");
@@ -59,10 +59,13 @@ final class SqlTextScanner {
     private static final Pattern KEYWORD = Pattern.compile(
             "\\b(SELECT|INSERT|UPDATE|DELETE|MERGE|WHERE|FROM|VALUES|SET|UNION|LIMIT|ORDER BY|LISTEN|AND|IN)\\b");
 
-    /** Calls whose result may be SQL text: table names, dialect fragments, an int. */
+    /**
+     * Calls whose result may be SQL text: table names, dialect fragments, an int, and the store's
+     * {@code valueRows}, whose body (placeholders only) this rule checks like any other SQL text.
+     */
     private static final Set<String> FRAGMENT_CALLS = Set.of("tables.held()", "tables.waiting()", "tables.node()",
             "tables.prefix()", "dialect.now()", "now()", "dialect.subtree()", "query.limit()", "sql.toString()",
-            "COLUMNS", "PathConflictQuery.COLUMNS");
+            "COLUMNS", "PathConflictQuery.COLUMNS", "valueRows(request)");
 
     private record Token(String text, int line) {
 

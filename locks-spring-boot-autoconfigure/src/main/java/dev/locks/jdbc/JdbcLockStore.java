@@ -121,9 +121,11 @@ public class JdbcLockStore implements LockStore {
                 }
             }
             else {
-                List<LockHolder> inTheWay = findConflicts(connection, request, now);
-                if (!inTheWay.isEmpty()) {
-                    return GrantResult.busy(inTheWay);
+                if (request.kind() == LockKind.SEMAPHORE || conflictExists(connection, request, now)) {
+                    List<LockHolder> inTheWay = findConflicts(connection, request, now);
+                    if (!inTheWay.isEmpty()) {
+                        return GrantResult.busy(inTheWay);
+                    }
                 }
                 grant = insert(connection, tables.held(), request, now, request.lease());
             }
@@ -144,6 +146,12 @@ public class JdbcLockStore implements LockStore {
     private static long waitersBefore(GrantRequest request) {
         return request.ownerHoldsLocks() ? PathConflictQuery.NO_WAITERS
                 : request.ticket() > 0 ? request.ticket() : PathConflictQuery.ALL_WAITERS;
+    }
+
+    /** A cheap look first: naming the holders needs their columns, which only a busy grant reports. */
+    private boolean conflictExists(Connection connection, GrantRequest request, Instant now) throws SQLException {
+        return conflicts.exists(connection, request.kind(), request.tenant(), request.paths(), now, request.owner(),
+                request.mode() == LockMode.SHARED, waitersBefore(request));
     }
 
     private List<LockHolder> findConflicts(Connection connection, GrantRequest request, Instant now) throws SQLException {

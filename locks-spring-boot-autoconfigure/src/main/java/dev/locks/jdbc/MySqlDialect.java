@@ -25,6 +25,8 @@ public class MySqlDialect extends SqlDialect {
 
     private static final DateTimeFormatter TIME_TEXT = DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSSSSS");
 
+    private final KnownNodes knownNodes = new KnownNodes();
+
     @Override
     public String name() {
         return "mysql";
@@ -38,54 +40,79 @@ public class MySqlDialect extends SqlDialect {
         }
     }
 
+    // Connector/J sends SET autocommit=0 and =1 around a JDBC transaction: START TRANSACTION saves one
+    @Override
+    boolean startsTransactionsWithStatements() {
+        return true;
+    }
+
+    @Override
+    void startTransaction(Connection connection) throws SQLException {
+        beginTransaction(connection);
+        try (Statement st = connection.createStatement()) {
+            st.execute("START TRANSACTION");
+        }
+    }
+
+    @Override
+    void endTransaction(Connection connection, boolean commit) throws SQLException {
+        try (Statement st = connection.createStatement()) {
+            st.execute(commit ? "COMMIT" : "ROLLBACK");
+        }
+    }
+
     @Override
     Instant serialise(Connection connection, LockTables tables, List<NodeLock> locks) throws SQLException {
+        Instant now = null;
+        if (knownNodes.containsAll(locks)) {
+            now = lockNodes(connection, tables, locks);
+        }
+        if (now == null) {
+            // first use of some path here (or its row was purged): create the nodes, then lock them all
+            insertNodes(connection, tables, locks);
+            now = lockNodes(connection, tables, locks);
+            if (now == null) {
+                throw new SQLException("Lock nodes vanished while being created", "40001");
+            }
+            knownNodes.addAll(locks);
+        }
+        return now;
+    }
+
+    /**
+     * Locks the ancestors' node rows shared and the paths' rows exclusive, in one statement; returns
+     * the time, or null if some row does not exist.
+     */
+    private Instant lockNodes(Connection connection, LockTables tables, List<NodeLock> locks) throws SQLException {
         List<byte[]> shared = new ArrayList<>();
         List<byte[]> exclusive = new ArrayList<>();
         for (NodeLock lock : locks) {
             (lock.exclusive() ? exclusive : shared).add(lock.key());
         }
-        Instant now = lockNodes(connection, tables, shared, exclusive);
-        if (now == null) {
-            // first use of some path: create its nodes (their insert locks them), then lock again in order
-            insertNodes(connection, tables, locks);
-            now = lockNodes(connection, tables, shared, exclusive);
-            if (now == null) {
-                throw new SQLException("Lock nodes vanished while being created", "40001");
-            }
-        }
-        return now;
-    }
-
-    /** Returns the time, or null if some node row does not exist yet. */
-    private Instant lockNodes(Connection connection, LockTables tables, List<byte[]> shared, List<byte[]> exclusive)
-            throws SQLException {
-        int found = 0;
+        // the shared part runs first: a parent is always locked before its children
+        String sql = "(SELECT lock_key, UTC_TIMESTAMP(6) FROM " + tables.node() + " WHERE lock_key IN ("
+                + placeholders(exclusive.size()) + ") FOR UPDATE)";
         if (!shared.isEmpty()) {
-            found += select(connection, "SELECT lock_key FROM " + tables.node() + " WHERE lock_key IN ("
-                    + placeholders(shared.size()) + ") LOCK IN SHARE MODE", shared, null);
+            sql = "(SELECT lock_key, UTC_TIMESTAMP(6) FROM " + tables.node() + " WHERE lock_key IN ("
+                    + placeholders(shared.size()) + ") LOCK IN SHARE MODE) UNION ALL " + sql;
         }
-        Instant[] now = new Instant[1];
-        found += select(connection, "SELECT lock_key, UTC_TIMESTAMP(6) FROM " + tables.node() + " WHERE lock_key IN ("
-                + placeholders(exclusive.size()) + ") FOR UPDATE", exclusive, now);
-        return found == shared.size() + exclusive.size() ? now[0] : null;
-    }
-
-    private int select(Connection connection, String sql, List<byte[]> keys, Instant[] now) throws SQLException {
         try (PreparedStatement ps = connection.prepareStatement(sql)) {
-            for (int i = 0; i < keys.size(); i++) {
-                ps.setBytes(i + 1, keys.get(i));
+            int i = 1;
+            for (byte[] key : shared) {
+                ps.setBytes(i++, key);
+            }
+            for (byte[] key : exclusive) {
+                ps.setBytes(i++, key);
             }
             int rows = 0;
+            Instant now = null;
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     rows++;
-                    if (now != null) {
-                        now[0] = getTime(rs, 2);
-                    }
+                    now = getTime(rs, 2);
                 }
             }
-            return rows;
+            return rows == locks.size() ? now : null;
         }
     }
 

@@ -56,6 +56,27 @@ public abstract class SqlDialect {
     }
 
     /**
+     * Where switching the JDBC auto-commit flag costs a round trip each way (MySQL Connector/J sends
+     * {@code SET autocommit}), the dialect may run a transaction with statements instead, on a
+     * connection left in auto-commit: {@link #startTransaction}, then {@link #endTransaction}.
+     *
+     * @return true if it does
+     */
+    boolean startsTransactionsWithStatements() {
+        return false;
+    }
+
+    /** Starts a transaction on a connection in auto-commit, at the grant transactions' isolation. */
+    void startTransaction(Connection connection) throws SQLException {
+        throw new UnsupportedOperationException(name() + " uses the JDBC auto-commit flag");
+    }
+
+    /** Commits or rolls back what {@link #startTransaction} started. */
+    void endTransaction(Connection connection, boolean commit) throws SQLException {
+        throw new UnsupportedOperationException(name() + " uses the JDBC auto-commit flag");
+    }
+
+    /**
      * Serialises this transaction against every other grant transaction that could conflict with
      * it: shared on the ancestors, exclusive on the requested paths, taken in path order.
      *

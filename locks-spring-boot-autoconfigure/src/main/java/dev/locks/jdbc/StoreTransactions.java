@@ -54,6 +54,9 @@ final class StoreTransactions {
         return retrying(what, () -> {
             try (Connection connection = dataSource.getConnection()) {
                 boolean autoCommit = connection.getAutoCommit();
+                if (autoCommit && dialect.startsTransactionsWithStatements()) {
+                    return inStatementTransaction(connection, work);
+                }
                 if (autoCommit) {
                     connection.setAutoCommit(false);
                 }
@@ -74,6 +77,43 @@ final class StoreTransactions {
                 }
             }
         });
+    }
+
+    /**
+     * The pool sees a connection in auto-commit throughout, so it would hand it on with the
+     * transaction open if it were left so: every way out ends it, and a connection that cannot roll
+     * back is aborted rather than returned with locks held.
+     */
+    private <T> T inStatementTransaction(Connection connection, SqlWork<T> work) throws SQLException {
+        boolean committed = false;
+        try {
+            dialect.startTransaction(connection);
+            T result = work.run(connection);
+            dialect.endTransaction(connection, true);
+            committed = true;
+            return result;
+        }
+        catch (Throwable ex) {
+            if (!committed) {
+                rollbackOrAbort(connection, ex);
+            }
+            throw ex;
+        }
+    }
+
+    private void rollbackOrAbort(Connection connection, Throwable failure) {
+        try {
+            dialect.endTransaction(connection, false);
+        }
+        catch (SQLException ex) {
+            failure.addSuppressed(ex);
+            try {
+                connection.abort(Runnable::run);
+            }
+            catch (SQLException | RuntimeException abortFailure) {
+                failure.addSuppressed(abortFailure);
+            }
+        }
     }
 
     /**

@@ -213,7 +213,7 @@ public final class LockSettings {
 
         private double backoffMultiplier = 1.5;
 
-        private Duration backoffMax = Duration.ofMillis(50);
+        private Duration backoffMax = Duration.ofMillis(10);
 
         private Duration backoffJitter = Duration.ofMillis(1);
 

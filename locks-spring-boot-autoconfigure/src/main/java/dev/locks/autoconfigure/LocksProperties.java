@@ -158,9 +158,11 @@ public class LocksProperties {
         private double multiplier = 1.5;
 
         /**
-         * Longest delay between polls.
+         * Longest delay between polls. It bounds how late a waiter on another node notices a
+         * release where the database cannot notify (MySQL/MariaDB); the node's total poll rate
+         * stays capped by max-polls-per-second however many threads wait.
          */
-        private Duration max = Duration.ofMillis(50);
+        private Duration max = Duration.ofMillis(10);
 
         /**
          * Random jitter added to each delay, so that waiters on many nodes spread out.

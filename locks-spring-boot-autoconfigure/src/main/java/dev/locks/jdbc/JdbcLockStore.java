@@ -507,13 +507,14 @@ public class JdbcLockStore implements LockStore {
      * Locks the rows before the UPDATE judges them. A statement that waits for a row lock keeps the
      * verdict of a clock read before the wait (MariaDB's statement clock stands at its start;
      * PostgreSQL re-checks only rows that were changed meanwhile): a renewal held up past the lease
-     * would revive a grant that another node may have replaced in the meantime. In auto-commit (H2)
+     * would revive a grant that another node may have replaced in the meantime. In id order, as the
+     * purge deletes, so that the two do not deadlock. In auto-commit (H2)
      * the lock ends with the SELECT, which still waits out whoever held the rows, so the UPDATE's clock
      * starts after that wait.
      */
     private void lockForRenewal(Connection connection, List<Grant> chunk, String ids) throws SQLException {
         try (PreparedStatement ps = connection.prepareStatement("SELECT id FROM " + tables.held()
-                + " WHERE grant_id IN (" + ids + ") FOR UPDATE")) {
+                + " WHERE grant_id IN (" + ids + ") ORDER BY id FOR UPDATE")) {
             int i = 1;
             for (Grant grant : chunk) {
                 ps.setString(i++, grant.grantId());

@@ -63,20 +63,55 @@ public class MySqlDialect extends SqlDialect {
 
     @Override
     Instant serialise(Connection connection, LockTables tables, List<NodeLock> locks) throws SQLException {
-        Instant now = null;
-        if (knownNodes.containsAll(locks)) {
-            now = lockNodes(connection, tables, locks);
+        List<NodeLock> unknown = knownNodes.unknown(locks);
+        if (!unknown.isEmpty()) {
+            // a path this store has not seen: create its rows before locking them all
+            createNodes(connection, tables, unknown);
         }
+        Instant now = lockNodes(connection, tables, locks);
         if (now == null) {
-            // first use of some path here (or its row was purged): create the nodes, then lock them all
-            insertNodes(connection, tables, locks);
+            // a row this store knew was purged since: create them all, then lock again
+            createNodes(connection, tables, locks);
             now = lockNodes(connection, tables, locks);
             if (now == null) {
                 throw new SQLException("Lock nodes vanished while being created", "40001");
             }
-            knownNodes.addAll(locks);
         }
+        knownNodes.addAll(locks);
         return now;
+    }
+
+    /**
+     * Creates node rows, each locked in the mode the grant needs: {@code INSERT IGNORE} leaves a row
+     * that exists already locked shared (enough for an ancestor), {@code ON DUPLICATE KEY UPDATE}
+     * locks it exclusive, so that the locking statement after it has no shared lock to upgrade;
+     * two grants upgrading one row would deadlock.
+     */
+    private void createNodes(Connection connection, LockTables tables, List<NodeLock> locks) throws SQLException {
+        List<byte[]> shared = new ArrayList<>();
+        List<byte[]> exclusive = new ArrayList<>();
+        for (NodeLock lock : locks) {
+            (lock.exclusive() ? exclusive : shared).add(lock.key());
+        }
+        if (!shared.isEmpty()) {
+            String values = String.join(",", Collections.nCopies(shared.size(), "(?, UTC_TIMESTAMP(6))"));
+            insertNodes(connection, "INSERT IGNORE INTO " + tables.node() + " (lock_key, created_at) VALUES " + values,
+                    shared);
+        }
+        if (!exclusive.isEmpty()) {
+            String values = String.join(",", Collections.nCopies(exclusive.size(), "(?, UTC_TIMESTAMP(6))"));
+            insertNodes(connection, "INSERT INTO " + tables.node() + " (lock_key, created_at) VALUES " + values
+                    + " ON DUPLICATE KEY UPDATE lock_key = lock_key", exclusive);
+        }
+    }
+
+    private static void insertNodes(Connection connection, String sql, List<byte[]> keys) throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement(sql)) {
+            for (int i = 0; i < keys.size(); i++) {
+                ps.setBytes(i + 1, keys.get(i));
+            }
+            ps.executeUpdate();
+        }
     }
 
     /**
@@ -113,17 +148,6 @@ public class MySqlDialect extends SqlDialect {
                 }
             }
             return rows == locks.size() ? now : null;
-        }
-    }
-
-    private void insertNodes(Connection connection, LockTables tables, List<NodeLock> locks) throws SQLException {
-        String values = String.join(",", Collections.nCopies(locks.size(), "(?, UTC_TIMESTAMP(6))"));
-        try (PreparedStatement ps = connection.prepareStatement("INSERT IGNORE INTO " + tables.node()
-                + " (lock_key, created_at) VALUES " + values)) {
-            for (int i = 0; i < locks.size(); i++) {
-                ps.setBytes(i + 1, locks.get(i).key());
-            }
-            ps.executeUpdate();
         }
     }
 

@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Instant;
 import java.util.List;
 import java.util.function.BiConsumer;
@@ -29,6 +30,26 @@ public class PostgresDialect extends SqlDialect {
     @Override
     public String name() {
         return "postgresql";
+    }
+
+    /** Whether this store's connections run at another level by default; read from the first one. */
+    private volatile Boolean otherIsolation;
+
+    // SERIALISE must come before the snapshot of the conflict check: at REPEATABLE READ the snapshot
+    // would be taken when SERIALISE starts, before it waits for the locks, and a grant made meanwhile
+    // would go unseen. Pools hand out connections at one level, so the first tells for all.
+    @Override
+    void beginTransaction(Connection connection) throws SQLException {
+        Boolean other = otherIsolation;
+        if (other == null) {
+            other = connection.getTransactionIsolation() != Connection.TRANSACTION_READ_COMMITTED;
+            otherIsolation = other;
+        }
+        if (other) {
+            try (Statement st = connection.createStatement()) {
+                st.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+            }
+        }
     }
 
     @Override

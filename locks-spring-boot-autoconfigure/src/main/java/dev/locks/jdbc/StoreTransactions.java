@@ -66,7 +66,8 @@ final class StoreTransactions {
                     connection.commit();
                     return result;
                 }
-                catch (SQLException | RuntimeException ex) {
+                catch (Throwable ex) {
+                    // an Error too: switching auto-commit back on below would commit the partial work
                     rollbackQuietly(connection, ex);
                     throw ex;
                 }
@@ -105,13 +106,16 @@ final class StoreTransactions {
         try {
             dialect.endTransaction(connection, false);
         }
-        catch (SQLException ex) {
+        catch (Throwable ex) {
             failure.addSuppressed(ex);
             try {
                 connection.abort(Runnable::run);
+                // a statement on the aborted connection fails with SQL state 08003, which pools that
+                // watch SQL states (HikariCP) take as their cue to evict it instead of lending it again
+                connection.createStatement().close();
             }
-            catch (SQLException | RuntimeException abortFailure) {
-                failure.addSuppressed(abortFailure);
+            catch (SQLException | RuntimeException expected) {
+                failure.addSuppressed(expected);
             }
         }
     }
@@ -154,7 +158,7 @@ final class StoreTransactions {
         }
     }
 
-    private static void rollbackQuietly(Connection connection, Exception failure) {
+    private static void rollbackQuietly(Connection connection, Throwable failure) {
         try {
             connection.rollback();
         }

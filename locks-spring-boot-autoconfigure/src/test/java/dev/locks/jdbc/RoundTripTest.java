@@ -51,8 +51,10 @@ class RoundTripTest {
                     // ancestors' node rows IN SHARE MODE and the path's FOR UPDATE, conflict query, INSERT,
                     // COMMIT; the connection stays in auto-commit, so Connector/J sends no SET autocommit
                     6,
-                    // a path this store has not seen: INSERT IGNORE of the node rows before the SELECT
-                    7);
+                    // a path under a folder this store has not seen either: INSERT IGNORE of the folder's node
+                    // row (locked shared), INSERT ... ON DUPLICATE KEY UPDATE of the path's (locked exclusive),
+                    // then the SELECT; a new path under a known folder needs only the second
+                    8);
         }
     }
 

@@ -103,31 +103,24 @@ public class JdbcLockStore implements LockStore {
     public GrantResult tryGrant(GrantRequest request) {
         return transactions.inTransaction("grant " + request.kind() + " " + request.paths(), connection -> {
             Instant now = dialect.serialise(connection, tables, nodeLocks(request)).truncatedTo(ChronoUnit.MICROS);
-            Grant grant = null;
-            if (dialect.insertsUnlessConflicting() && request.kind() != LockKind.SEMAPHORE) {
-                // the insert looks for conflicts itself; naming the holders costs a statement only when busy
-                for (int attempt = 0; grant == null && attempt < 3; attempt++) {
-                    grant = insertUnlessConflicting(connection, request, now);
-                    if (grant == null) {
-                        List<LockHolder> inTheWay = findConflicts(connection, request, now);
-                        if (!inTheWay.isEmpty()) {
-                            return GrantResult.busy(inTheWay);
-                        }
-                        // the holders left between the two statements: insert again
-                    }
-                }
-                if (grant == null) {
-                    return GrantResult.busy(List.of());
-                }
-            }
-            else {
-                if (request.kind() == LockKind.SEMAPHORE || conflictExists(connection, request, now)) {
-                    List<LockHolder> inTheWay = findConflicts(connection, request, now);
-                    if (!inTheWay.isEmpty()) {
-                        return GrantResult.busy(inTheWay);
-                    }
+            Grant grant;
+            if (request.kind() == LockKind.SEMAPHORE) {
+                // permits are counted, so the holders are read either way
+                List<LockHolder> ahead = findConflicts(connection, request, now);
+                if (!ahead.isEmpty()) {
+                    return GrantResult.busy(ahead);
                 }
                 grant = insert(connection, tables.held(), request, now, request.lease());
+            }
+            else {
+                // the free case costs one statement; naming the holders costs another only when busy
+                grant = dialect.insertsUnlessConflicting() ? insertUnlessConflicting(connection, request, now)
+                        : conflictExists(connection, request, now) ? null
+                        : insert(connection, tables.held(), request, now, request.lease());
+                if (grant == null) {
+                    // empty if the holders left in between: the caller looks again like after any busy answer
+                    return GrantResult.busy(findConflicts(connection, request, now));
+                }
             }
             if (request.ticket() > 0) {
                 deleteWaiting(connection, request);
@@ -148,7 +141,7 @@ public class JdbcLockStore implements LockStore {
                 : request.ticket() > 0 ? request.ticket() : PathConflictQuery.ALL_WAITERS;
     }
 
-    /** A cheap look first: naming the holders needs their columns, which only a busy grant reports. */
+    /** Whether a conflict exists, without reading the holders' columns, which only a busy answer needs. */
     private boolean conflictExists(Connection connection, GrantRequest request, Instant now) throws SQLException {
         return conflicts.exists(connection, request.kind(), request.tenant(), request.paths(), now, request.owner(),
                 request.mode() == LockMode.SHARED, waitersBefore(request));
@@ -508,9 +501,9 @@ public class JdbcLockStore implements LockStore {
      * verdict of a clock read before the wait (MariaDB's statement clock stands at its start;
      * PostgreSQL re-checks only rows that were changed meanwhile): a renewal held up past the lease
      * would revive a grant that another node may have replaced in the meantime. In id order, as the
-     * purge deletes, so that the two do not deadlock. In auto-commit (H2)
-     * the lock ends with the SELECT, which still waits out whoever held the rows, so the UPDATE's clock
-     * starts after that wait.
+     * purge deletes, so that the two do not deadlock. In auto-commit (H2) the lock ends with the
+     * SELECT, which still waits out whoever held the rows, so the UPDATE's clock starts after that wait.
+     * One statement per chunk of {@value #RENEW_CHUNK} grants.
      */
     private void lockForRenewal(Connection connection, List<Grant> chunk, String ids) throws SQLException {
         try (PreparedStatement ps = connection.prepareStatement("SELECT id FROM " + tables.held()

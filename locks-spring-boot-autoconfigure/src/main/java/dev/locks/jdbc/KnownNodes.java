@@ -9,8 +9,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Node rows this store has seen exist, so that a grant on a path used before goes straight to
  * locking them and one on a new path creates only the rows it has not seen, first, instead of
- * looking, creating and looking again. Only a hint: a row purged since is found missing by the lock statement, which then falls
- * back to creating it. Bounded: forgotten wholesale when full.
+ * looking, creating and looking again. Only a hint: a row purged since is found missing by the
+ * lock statement, which then falls back to creating it. Bounded: forgotten wholesale when full.
  */
 final class KnownNodes {
 

@@ -88,11 +88,8 @@ public class MySqlDialect extends SqlDialect {
      * two grants upgrading one row would deadlock.
      */
     private void createNodes(Connection connection, LockTables tables, List<NodeLock> locks) throws SQLException {
-        List<byte[]> shared = new ArrayList<>();
-        List<byte[]> exclusive = new ArrayList<>();
-        for (NodeLock lock : locks) {
-            (lock.exclusive() ? exclusive : shared).add(lock.key());
-        }
+        List<byte[]> shared = keys(locks, false);
+        List<byte[]> exclusive = keys(locks, true);
         if (!shared.isEmpty()) {
             String values = String.join(",", Collections.nCopies(shared.size(), "(?, UTC_TIMESTAMP(6))"));
             insertNodes(connection, "INSERT IGNORE INTO " + tables.node() + " (lock_key, created_at) VALUES " + values,
@@ -119,11 +116,8 @@ public class MySqlDialect extends SqlDialect {
      * the time, or null if some row does not exist.
      */
     private Instant lockNodes(Connection connection, LockTables tables, List<NodeLock> locks) throws SQLException {
-        List<byte[]> shared = new ArrayList<>();
-        List<byte[]> exclusive = new ArrayList<>();
-        for (NodeLock lock : locks) {
-            (lock.exclusive() ? exclusive : shared).add(lock.key());
-        }
+        List<byte[]> shared = keys(locks, false);
+        List<byte[]> exclusive = keys(locks, true);
         // the shared part runs first: a parent is always locked before its children
         String sql = "(SELECT lock_key, UTC_TIMESTAMP(6) FROM " + tables.node() + " WHERE lock_key IN ("
                 + placeholders(exclusive.size()) + ") FOR UPDATE)";
@@ -149,6 +143,16 @@ public class MySqlDialect extends SqlDialect {
             }
             return rows == locks.size() ? now : null;
         }
+    }
+
+    private static List<byte[]> keys(List<NodeLock> locks, boolean exclusive) {
+        List<byte[]> keys = new ArrayList<>();
+        for (NodeLock lock : locks) {
+            if (lock.exclusive() == exclusive) {
+                keys.add(lock.key());
+            }
+        }
+        return keys;
     }
 
     @Override

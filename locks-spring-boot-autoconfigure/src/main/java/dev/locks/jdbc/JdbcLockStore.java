@@ -50,8 +50,10 @@ public class JdbcLockStore implements LockStore {
 
     private static final int SHOWN_CONFLICTS = 5;
 
-    private static final String COLUMN_LIST = "grant_id, owner_token, kind, tenant, path, lock_key, scope_key, lock_mode,"
-            + " permits, node, thread, acquired_at, expires_at";
+    private static final String UNTIMED_COLUMN_LIST = "grant_id, owner_token, kind, tenant, path, lock_key, scope_key,"
+            + " lock_mode, permits, node, thread";
+
+    private static final String COLUMN_LIST = UNTIMED_COLUMN_LIST + ", acquired_at, expires_at";
 
     private static final int RENEW_CHUNK = 500;
 
@@ -101,7 +103,11 @@ public class JdbcLockStore implements LockStore {
 
     @Override
     public GrantResult tryGrant(GrantRequest request) {
-        return transactions.inTransaction("grant " + request.kind() + " " + request.paths(), connection -> {
+        String what = "grant " + request.kind() + " " + request.paths();
+        if (dialect.pipelinesGrants() && request.kind() != LockKind.SEMAPHORE) {
+            return transactions.autoCommit(what, connection -> pipelinedGrant(connection, request));
+        }
+        return transactions.inTransaction(what, connection -> {
             Instant now = dialect.serialise(connection, tables, nodeLocks(request)).truncatedTo(ChronoUnit.MICROS);
             Grant grant;
             if (request.kind() == LockKind.SEMAPHORE) {
@@ -114,8 +120,7 @@ public class JdbcLockStore implements LockStore {
             }
             else {
                 // the free case costs one statement; naming the holders costs another only when busy
-                grant = dialect.insertsUnlessConflicting() ? insertUnlessConflicting(connection, request, now)
-                        : conflictExists(connection, request, now) ? null
+                grant = conflictExists(connection, request, now) ? null
                         : insert(connection, tables.held(), request, now, request.lease());
                 if (grant == null) {
                     // empty if the holders left in between: the caller looks again like after any busy answer
@@ -299,46 +304,103 @@ public class JdbcLockStore implements LockStore {
         Instant expires = now.plus(lease).truncatedTo(ChronoUnit.MICROS);
         String sql = "INSERT INTO " + table + " (" + COLUMN_LIST + ") " + valueRows(request);
         try (PreparedStatement ps = connection.prepareStatement(sql, new String[] { "id" })) {
-            bindRows(ps, request, now, expires);
+            bindRows(ps, 1, request, now, expires);
             ps.executeUpdate();
             return grantOf(ps, request, expires);
         }
     }
 
     /**
-     * Inserts the grant's rows unless a conflicting grant or earlier waiter exists, in one statement;
-     * returns null if it inserted nothing. Only where a statement's snapshot is taken after the
-     * serialising statement's locks are held (PostgreSQL at READ COMMITTED).
+     * A grant in one round trip: the dialect's serialising statement, then an insert of the rows
+     * unless a conflicting grant or earlier waiter exists, judged by the database's clock at that
+     * insert, then for a queued request the removal of its waiting row if the rows went in. The
+     * database runs them as one transaction ({@link SqlDialect#pipelinesGrants}). Only a busy answer
+     * costs a second round trip, to name the holders.
      */
-    private Grant insertUnlessConflicting(Connection connection, GrantRequest request, Instant now) throws SQLException {
-        Instant expires = now.plus(request.lease()).truncatedTo(ChronoUnit.MICROS);
+    private GrantResult pipelinedGrant(Connection connection, GrantRequest request) throws SQLException {
+        List<SqlDialect.NodeLock> locks = nodeLocks(request);
         boolean shared = request.mode() == LockMode.SHARED;
         long waitersBefore = waitersBefore(request);
-        StringBuilder sql = new StringBuilder("INSERT INTO ");
-        sql.append(tables.held()).append(" (").append(COLUMN_LIST).append(") SELECT * FROM (").append(valueRows(request))
-                .append(") AS v (").append(COLUMN_LIST).append(") WHERE NOT EXISTS (");
-        conflicts.appendBranches(sql, false, request.kind(), request.paths(), request.owner(), shared, waitersBefore);
-        sql.append(')');
-        try (PreparedStatement ps = connection.prepareStatement(sql.toString(), new String[] { "id" })) {
-            int next = bindRows(ps, request, now, expires);
-            conflicts.bind(ps, next, request.kind(), request.tenant(), request.paths(), now, request.owner(),
-                    waitersBefore);
-            if (ps.executeUpdate() == 0) {
-                return null;
-            }
-            return grantOf(ps, request, expires);
+        StringBuilder sql = new StringBuilder(dialect.pipelinedSerialise(connection));
+        sql.append("WITH c AS (SELECT ").append(dialect.now()).append(" AS now) INSERT INTO ").append(tables.held())
+                .append(" (").append(COLUMN_LIST).append(") SELECT v.*, c.now, ").append(dialect.plusMicros("c.now"))
+                .append(" FROM c, (").append(untimedValueRows(request)).append(") AS v (").append(UNTIMED_COLUMN_LIST)
+                .append(") WHERE NOT EXISTS (");
+        conflicts.appendBranches(sql, false, "c.now", request.kind(), request.paths(), request.owner(), shared,
+                waitersBefore);
+        sql.append(") RETURNING id, expires_at");
+        if (request.ticket() > 0) {
+            // a waiter leaving may unblock the requests queued behind it
+            String leave = "DELETE FROM " + tables.waiting() + " WHERE grant_id = ? AND EXISTS (SELECT 1 FROM "
+                    + tables.held() + " WHERE grant_id = ?)";
+            String notifying = dialect.notifying(leave, channel, tables.waiting());
+            sql.append("; ").append(notifying != null ? notifying : leave);
         }
+        try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
+            int i = dialect.bindSerialise(connection, ps, 1, locks);
+            ps.setLong(i++, request.lease().toNanos() / 1000);
+            i = bindRows(ps, i, request, null, null);
+            i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null, request.owner(),
+                    waitersBefore);
+            if (request.ticket() > 0) {
+                ps.setString(i++, request.grantId());
+                ps.setString(i, request.grantId());
+            }
+            return pipelinedResult(connection, ps, request);
+        }
+    }
+
+    /** Reads the answers of {@link #pipelinedGrant}: the serialising time, then the inserted rows. */
+    private GrantResult pipelinedResult(Connection connection, PreparedStatement ps, GrantRequest request)
+            throws SQLException {
+        Instant now = null;
+        long token = Long.MAX_VALUE;
+        Instant expires = null;
+        int resultSets = 0;
+        for (boolean isResultSet = ps.execute(); isResultSet || ps.getUpdateCount() != -1;
+                isResultSet = ps.getMoreResults()) {
+            if (!isResultSet) {
+                continue;
+            }
+            try (ResultSet rs = ps.getResultSet()) {
+                int n = resultSets++;
+                while (rs.next()) {
+                    if (n == 0) {
+                        now = dialect.getTime(rs, 2).truncatedTo(ChronoUnit.MICROS);
+                    }
+                    else if (n == 1) {
+                        token = Math.min(token, rs.getLong(1));
+                        expires = dialect.getTime(rs, 2);
+                    }
+                }
+            }
+        }
+        if (expires != null) {
+            return GrantResult.granted(new Grant(request.grantId(), request.owner(), token, request.paths().size(),
+                    expires));
+        }
+        // empty if the holders left in between: the caller looks again like after any busy answer
+        return GrantResult.busy(findConflicts(connection, request, now));
     }
 
     private static String valueRows(GrantRequest request) {
         return "VALUES " + String.join(",", Collections.nCopies(request.paths().size(), "(?,?,?,?,?,?,?,?,?,?,?,?,?)"));
     }
 
-    /** Binds one row per path, in the order of {@link #COLUMN_LIST}; returns the next index. */
-    private int bindRows(PreparedStatement ps, GrantRequest request, Instant now, Instant expires) throws SQLException {
+    /** {@link #valueRows} without the two times, which the statement then reads from the database's clock. */
+    private static String untimedValueRows(GrantRequest request) {
+        return "VALUES " + String.join(",", Collections.nCopies(request.paths().size(), "(?,?,?,?,?,?,?,?,?,?,?)"));
+    }
+
+    /**
+     * Binds one row per path from parameter {@code index}, in the order of {@link #COLUMN_LIST} or,
+     * with null times, of {@link #UNTIMED_COLUMN_LIST}; returns the next index.
+     */
+    private int bindRows(PreparedStatement ps, int index, GrantRequest request, Instant now, Instant expires)
+            throws SQLException {
         byte[] scope = LockKeys.scopeKey(request.kind(), request.tenant());
         String mode = request.mode() == LockMode.EXCLUSIVE ? "X" : "S";
-        int i = 1;
+        int i = index;
         for (LockPath path : request.paths()) {
             ps.setString(i++, request.grantId());
             ps.setString(i++, request.owner());
@@ -351,8 +413,10 @@ public class JdbcLockStore implements LockStore {
             ps.setInt(i++, request.permits());
             ps.setString(i++, truncate(request.node()));
             ps.setString(i++, truncate(request.thread()));
-            dialect.setTime(ps, i++, now);
-            dialect.setTime(ps, i++, expires);
+            if (now != null) {
+                dialect.setTime(ps, i++, now);
+                dialect.setTime(ps, i++, expires);
+            }
         }
         return i;
     }

@@ -39,6 +39,9 @@ final class PathConflictQuery {
     /** Every live waiting row counts (a request that has not queued yet). */
     static final long ALL_WAITERS = 0;
 
+    /** The clock of {@link #appendBranches} as a parameter that {@link #bind} sets. */
+    static final String BOUND_CLOCK = "?";
+
     /**
      * Live rows overlapping {@code paths}: grants, and waiting requests that queued before
      * {@code waitersBefore} ({@link #ALL_WAITERS}: all of them, {@link #NO_WAITERS}: none).
@@ -62,7 +65,7 @@ final class PathConflictQuery {
     boolean exists(Connection connection, LockKind kind, String tenant, List<LockPath> paths, Instant now,
             String exceptOwner, boolean onlyExclusive, long waitersBefore) throws SQLException {
         StringBuilder sql = new StringBuilder();
-        appendBranches(sql, false, kind, paths, exceptOwner, onlyExclusive, waitersBefore);
+        appendBranches(sql, false, BOUND_CLOCK, kind, paths, exceptOwner, onlyExclusive, waitersBefore);
         sql.append(" LIMIT 1");
         try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
             bind(ps, 1, kind, tenant, paths, now, exceptOwner, waitersBefore);
@@ -94,7 +97,7 @@ final class PathConflictQuery {
             List<LockPath> paths, Instant now, String exceptOwner, boolean onlyExclusive, long waitersBefore, int limit)
             throws SQLException {
         StringBuilder sql = new StringBuilder(sqlPrefix);
-        appendBranches(sql, true, kind, paths, exceptOwner, onlyExclusive, waitersBefore);
+        appendBranches(sql, true, BOUND_CLOCK, kind, paths, exceptOwner, onlyExclusive, waitersBefore);
         sql.append(" ORDER BY id LIMIT ").append(limit);
         PreparedStatement ps = connection.prepareStatement(sql.toString());
         try {
@@ -114,14 +117,16 @@ final class PathConflictQuery {
      *
      * @param holderColumns select the holder's columns (to name it); false selects a constant, for
      *                      an {@code EXISTS}
+     * @param clock the time rows must outlive to count: {@link #BOUND_CLOCK}, bound by {@link #bind},
+     *              or an SQL expression of the enclosing statement, which {@link #bind} then skips
      */
-    void appendBranches(StringBuilder sql, boolean holderColumns, LockKind kind, List<LockPath> paths,
+    void appendBranches(StringBuilder sql, boolean holderColumns, String clock, LockKind kind, List<LockPath> paths,
             String exceptOwner, boolean onlyExclusive, long waitersBefore) {
         int keys = 0;
         for (LockPath path : paths) {
             keys += 1 + path.ancestors().size();
         }
-        String filter = " AND expires_at > ?" + (exceptOwner != null ? " AND owner_token <> ?" : "")
+        String filter = " AND expires_at > " + clock + (exceptOwner != null ? " AND owner_token <> ?" : "")
                 + (onlyExclusive ? " AND lock_mode = 'X'" : "");
         boolean first = true;
         for (String table : tableStates(waitersBefore)) {
@@ -144,7 +149,11 @@ final class PathConflictQuery {
         }
     }
 
-    /** Binds what {@link #appendBranches} wrote, from parameter {@code index}; returns the next index. */
+    /**
+     * Binds what {@link #appendBranches} wrote, from parameter {@code index}; returns the next index.
+     *
+     * @param now the time for {@link #BOUND_CLOCK}, or null where the branches read the clock in SQL
+     */
     int bind(PreparedStatement ps, int index, LockKind kind, String tenant, List<LockPath> paths, Instant now,
             String exceptOwner, long waitersBefore) throws SQLException {
         List<byte[]> keys = new ArrayList<>();
@@ -202,7 +211,9 @@ final class PathConflictQuery {
 
     private int bindFilter(PreparedStatement ps, int i, Instant now, String exceptOwner, long before)
             throws SQLException {
-        dialect.setTime(ps, i++, now);
+        if (now != null) {
+            dialect.setTime(ps, i++, now);
+        }
         if (exceptOwner != null) {
             ps.setString(i++, exceptOwner);
         }

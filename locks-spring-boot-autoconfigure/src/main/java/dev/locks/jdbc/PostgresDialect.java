@@ -40,29 +40,26 @@ public class PostgresDialect extends SqlDialect {
     // would go unseen. Pools hand out connections at one level, so the first tells for all.
     @Override
     void beginTransaction(Connection connection) throws SQLException {
-        Boolean other = otherIsolation;
-        if (other == null) {
-            other = connection.getTransactionIsolation() != Connection.TRANSACTION_READ_COMMITTED;
-            otherIsolation = other;
-        }
-        if (other) {
+        if (otherIsolation(connection)) {
             try (Statement st = connection.createStatement()) {
                 st.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
             }
         }
     }
 
+    private boolean otherIsolation(Connection connection) throws SQLException {
+        Boolean other = otherIsolation;
+        if (other == null) {
+            other = connection.getTransactionIsolation() != Connection.TRANSACTION_READ_COMMITTED;
+            otherIsolation = other;
+        }
+        return other;
+    }
+
     @Override
     Instant serialise(Connection connection, LockTables tables, List<NodeLock> locks) throws SQLException {
-        Long[] keys = new Long[locks.size()];
-        Boolean[] exclusive = new Boolean[locks.size()];
-        for (int i = 0; i < locks.size(); i++) {
-            keys[i] = LockKeys.numericKey(locks.get(i).key());
-            exclusive[i] = locks.get(i).exclusive();
-        }
         try (PreparedStatement ps = connection.prepareStatement(SERIALISE)) {
-            ps.setArray(1, connection.createArrayOf("bigint", keys));
-            ps.setArray(2, connection.createArrayOf("boolean", exclusive));
+            bindSerialise(connection, ps, 1, locks);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 return getTime(rs, 2);
@@ -70,10 +67,31 @@ public class PostgresDialect extends SqlDialect {
         }
     }
 
-    // at READ COMMITTED each statement takes its snapshot when it starts, after SERIALISE holds its locks
+    // pgjdbc sends the statements of one execution with a single Sync: in auto-commit the server runs
+    // them as one implicit transaction, so the advisory locks last until the insert has committed, and
+    // at READ COMMITTED each statement's snapshot is taken when it starts, after the locks are held
     @Override
-    boolean insertsUnlessConflicting() {
+    boolean pipelinesGrants() {
         return true;
+    }
+
+    // SET TRANSACTION is the first statement of the implicit transaction, where the server accepts it
+    @Override
+    String pipelinedSerialise(Connection connection) throws SQLException {
+        return (otherIsolation(connection) ? "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; " : "") + SERIALISE + "; ";
+    }
+
+    @Override
+    int bindSerialise(Connection connection, PreparedStatement ps, int index, List<NodeLock> locks) throws SQLException {
+        Long[] keys = new Long[locks.size()];
+        Boolean[] exclusive = new Boolean[locks.size()];
+        for (int i = 0; i < locks.size(); i++) {
+            keys[i] = LockKeys.numericKey(locks.get(i).key());
+            exclusive[i] = locks.get(i).exclusive();
+        }
+        ps.setArray(index, connection.createArrayOf("bigint", keys));
+        ps.setArray(index + 1, connection.createArrayOf("boolean", exclusive));
+        return index + 2;
     }
 
     // pg_notify is sent at commit; the ::text and count() make sure it is evaluated for every tenant touched.

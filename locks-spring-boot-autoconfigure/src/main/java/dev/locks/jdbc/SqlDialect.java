@@ -121,12 +121,29 @@ public abstract class SqlDialect {
     }
 
     /**
-     * @return true if a grant may insert its rows with {@code INSERT ... SELECT ... WHERE NOT EXISTS
-     *         (conflicts)}: only where that statement's snapshot is taken after the serialising
-     *         statement's locks are held and the insert takes no locks on the rows it reads
+     * Whether a grant is sent as one execution of several statements, which the database runs as one
+     * transaction even in auto-commit: {@link #pipelinedSerialise}, then {@code INSERT ... SELECT ...
+     * WHERE NOT EXISTS (conflicts)}. Only where each statement takes its snapshot when it starts, so
+     * after the serialising statement's locks are held, and the insert locks none of the rows it reads.
+     *
+     * @return true if grants take one round trip
      */
-    boolean insertsUnlessConflicting() {
+    boolean pipelinesGrants() {
         return false;
+    }
+
+    /**
+     * The first statements of a pipelined grant, each ending with {@code ;}: the isolation where the
+     * connection's differs, then the serialising statement, whose one row holds the time once the
+     * locks are held. Bound by {@link #bindSerialise}.
+     */
+    String pipelinedSerialise(Connection connection) throws SQLException {
+        throw new UnsupportedOperationException(name() + " does not pipeline grants");
+    }
+
+    /** Binds {@link #pipelinedSerialise} from parameter {@code index}; returns the next index. */
+    int bindSerialise(Connection connection, PreparedStatement ps, int index, List<NodeLock> locks) throws SQLException {
+        throw new UnsupportedOperationException(name() + " does not pipeline grants");
     }
 
     /** @return true if grant transactions serialise on rows of the node table */

@@ -63,10 +63,11 @@ class RoundTripTest {
         OnPostgres() {
             // advisory locks need no rows, so a path's first use costs nothing extra
             super(TestDatabase.POSTGRESQL,
-                    // one SELECT taking all advisory locks (shared ancestors, exclusive path) and the clock,
-                    // INSERT ... SELECT ... WHERE NOT EXISTS (conflicts) RETURNING id, COMMIT
-                    3,
-                    3);
+                    // one execution, in auto-commit, of two statements that pgjdbc sends with one Sync and the
+                    // server runs as one transaction: a SELECT taking all advisory locks (shared ancestors,
+                    // exclusive path), then INSERT ... SELECT ... WHERE NOT EXISTS (conflicts) RETURNING id
+                    1,
+                    1);
         }
     }
 

@@ -32,7 +32,8 @@ final class SqlTextScanner {
 
     /** Local variables and fields that hold SQL text; their assignments are checked too. */
     static final Set<String> SQL_VARIABLES = Set.of("sql", "live", "filter", "rowFilter", "select", "waiters", "ids",
-            "values", "COLUMN_LIST", "channel", "notifying", "SERIALISE", "COLUMNS", "where");
+            "values", "COLUMN_LIST", "UNTIMED_COLUMN_LIST", "channel", "notifying", "SERIALISE", "COLUMNS", "where", "leave",
+            "BOUND_CLOCK");
 
     /** Builders whose every {@code append} adds SQL text. */
     static final Set<String> SQL_BUILDERS = Set.of("sql", "where");
@@ -43,7 +44,7 @@ final class SqlTextScanner {
      * {@code statement} is a statement of the shipped schema script with the validated prefix.
      */
     static final Set<String> SQL_PARAMETERS = Set.of("table", "column", "modification", "prefix", "statement",
-            "sqlPrefix", "waitTable");
+            "sqlPrefix", "waitTable", "clock");
 
     /** Statement methods are sinks only on statement receivers ({@code RetryTemplate.execute} is not SQL). */
     private static final Set<String> STATEMENT_RECEIVERS = Set.of("st", "ps", "stmt", "statement");
@@ -54,7 +55,7 @@ final class SqlTextScanner {
     static final Map<String, Integer> SINKS = Map.ofEntries(Map.entry("prepareStatement", 0), Map.entry("prepareCall", 0),
             Map.entry("executeQuery", 0), Map.entry("executeUpdate", 0), Map.entry("execute", 0), Map.entry("addBatch", 0),
             Map.entry("modifyAndNotify", 1), Map.entry("select", 1), Map.entry("insert", 1), Map.entry("notifying", 0),
-            Map.entry("plusMicros", 0), Map.entry("prepare", 1));
+            Map.entry("plusMicros", 0), Map.entry("prepare", 1), Map.entry("appendBranches", 2));
 
     private static final Pattern KEYWORD = Pattern.compile(
             "\\b(SELECT|INSERT|UPDATE|DELETE|MERGE|WHERE|FROM|VALUES|SET|UNION|LIMIT|ORDER BY|LISTEN|AND|IN)\\b");
@@ -65,7 +66,8 @@ final class SqlTextScanner {
      */
     private static final Set<String> FRAGMENT_CALLS = Set.of("tables.held()", "tables.waiting()", "tables.node()",
             "tables.prefix()", "dialect.now()", "now()", "dialect.subtree()", "query.limit()", "sql.toString()",
-            "COLUMNS", "PathConflictQuery.COLUMNS", "valueRows(request)");
+            "COLUMNS", "PathConflictQuery.COLUMNS", "valueRows(request)", "untimedValueRows(request)",
+            "dialect.pipelinedSerialise(connection)");
 
     private record Token(String text, int line) {
 
@@ -277,8 +279,8 @@ final class SqlTextScanner {
         if (FRAGMENT_CALLS.contains(text)) {
             return;
         }
-        if (text.matches("dialect\\.plusMicros\\(\"\\w+\"\\)")
-                || text.matches("dialect\\.notifying\\((sql|modification),channel,tables\\.waiting\\(\\)\\)")) {
+        if (text.matches("dialect\\.plusMicros\\(\"[\\w.]+\"\\)")
+                || text.matches("dialect\\.notifying\\((sql|modification|leave),channel,tables\\.waiting\\(\\)\\)")) {
             return;
         }
         if (text.matches("(SqlDialect\\.)?placeholders\\(.*\\)")) {

@@ -104,34 +104,48 @@ public class JdbcLockStore implements LockStore {
     @Override
     public GrantResult tryGrant(GrantRequest request) {
         String what = "grant " + request.kind() + " " + request.paths();
-        if (dialect.pipelinesGrants() && request.kind() != LockKind.SEMAPHORE) {
-            return transactions.autoCommit(what, connection -> pipelinedGrant(connection, request));
+        if (request.kind() != LockKind.SEMAPHORE) {
+            if (dialect.pipelinesGrants()) {
+                return transactions.autoCommit(what, connection -> pipelinedGrant(connection, request));
+            }
+            if (dialect.groupsGrantsInBlocks()) {
+                GrantResult result = transactions.inBlock(what, connection -> blockGrant(connection, request));
+                if (result != null) {
+                    return result;
+                }
+            }
         }
-        return transactions.inTransaction(what, connection -> {
-            Instant now = dialect.serialise(connection, tables, nodeLocks(request)).truncatedTo(ChronoUnit.MICROS);
-            Grant grant;
-            if (request.kind() == LockKind.SEMAPHORE) {
-                // permits are counted, so the holders are read either way
-                List<LockHolder> ahead = findConflicts(connection, request, now);
-                if (!ahead.isEmpty()) {
-                    return GrantResult.busy(ahead);
-                }
-                grant = insert(connection, tables.held(), request, now, request.lease());
+        return transactions.inTransaction(what, connection -> transactionalGrant(connection, request));
+    }
+
+    private GrantResult transactionalGrant(Connection connection, GrantRequest request) throws SQLException {
+        Instant now = dialect.serialise(connection, tables, nodeLocks(request)).truncatedTo(ChronoUnit.MICROS);
+        Grant grant;
+        if (request.kind() == LockKind.SEMAPHORE) {
+            // permits are counted, so the holders are read either way
+            List<LockHolder> ahead = findConflicts(connection, request, now);
+            if (!ahead.isEmpty()) {
+                return GrantResult.busy(ahead);
             }
-            else {
-                // the free case costs one statement; naming the holders costs another only when busy
-                grant = conflictExists(connection, request, now) ? null
-                        : insert(connection, tables.held(), request, now, request.lease());
-                if (grant == null) {
-                    // empty if the holders left in between: the caller looks again like after any busy answer
-                    return GrantResult.busy(findConflicts(connection, request, now));
-                }
+            grant = insert(connection, tables.held(), request, now, request.lease());
+        }
+        else {
+            // the free case costs one statement; naming the holders costs another only when busy
+            grant = conflictExists(connection, request, now) ? null
+                    : insert(connection, tables.held(), request, now, request.lease());
+            if (grant == null) {
+                return busyNow(connection, request, now);
             }
-            if (request.ticket() > 0) {
-                deleteWaiting(connection, request);
-            }
-            return GrantResult.granted(grant);
-        });
+        }
+        if (request.ticket() > 0) {
+            deleteWaiting(connection, request);
+        }
+        return GrantResult.granted(grant);
+    }
+
+    /** A busy answer naming the holders; empty if they left in between, and the caller looks again. */
+    private GrantResult busyNow(Connection connection, GrantRequest request, Instant now) throws SQLException {
+        return GrantResult.busy(findConflicts(connection, request, now));
     }
 
     @Override
@@ -379,12 +393,79 @@ public class JdbcLockStore implements LockStore {
             return GrantResult.granted(new Grant(request.grantId(), request.owner(), token, request.paths().size(),
                     expires));
         }
-        // empty if the holders left in between: the caller looks again like after any busy answer
-        return GrantResult.busy(findConflicts(connection, request, now));
+        return busyNow(connection, request, now);
+    }
+
+    /**
+     * A grant in one round trip as a compound statement ({@link SqlDialect#groupsGrantsInBlocks}):
+     * node rows created and locked, the clock read, the rows inserted unless something conflicts,
+     * the waiting row of a queued request removed, committed. Null if the server refuses blocks.
+     */
+    private GrantResult blockGrant(Connection connection, GrantRequest request) throws SQLException {
+        List<SqlDialect.NodeLock> locks = nodeLocks(request);
+        long waitersBefore = waitersBefore(request);
+        StringBuilder sql = new StringBuilder(dialect.blockOpening(tables, locks));
+        conflicts.appendBranches(sql, false, dialect.blockClock(), request.kind(), request.paths(), request.owner(),
+                request.mode() == LockMode.SHARED, waitersBefore);
+        sql.append(dialect.blockThen()).append("INSERT INTO ").append(tables.held()).append(" (").append(COLUMN_LIST)
+                .append(") ").append(blockValueRows(request));
+        if (request.ticket() > 0) {
+            sql.append("; DELETE FROM ").append(tables.waiting()).append(" WHERE grant_id = ?");
+        }
+        sql.append(dialect.blockClosing());
+        try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
+            int i = dialect.bindBlockOpening(ps, 1, request.lease(), locks);
+            i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null, request.owner(),
+                    waitersBefore);
+            i = bindRows(ps, i, request, null, null);
+            if (request.ticket() > 0) {
+                ps.setString(i, request.grantId());
+            }
+            return blockResult(connection, ps, request);
+        }
+        catch (SQLException ex) {
+            if (dialect.blockRefused(ex)) {
+                return null;
+            }
+            throw ex;
+        }
+    }
+
+    /** Reads the one row of {@link #blockGrant}: token, expiry and time, or nulls and the time when busy. */
+    private GrantResult blockResult(Connection connection, PreparedStatement ps, GrantRequest request)
+            throws SQLException {
+        Instant now = null;
+        Instant expires = null;
+        long token = 0;
+        for (boolean isResultSet = ps.execute(); isResultSet || ps.getUpdateCount() != -1;
+                isResultSet = ps.getMoreResults()) {
+            if (isResultSet) {
+                try (ResultSet rs = ps.getResultSet()) {
+                    if (rs.next()) {
+                        token = rs.getLong(1);
+                        expires = rs.wasNull() ? null : dialect.getTime(rs, 2);
+                        now = dialect.getTime(rs, 3);
+                    }
+                }
+            }
+        }
+        if (now == null) {
+            throw new SQLException("The grant block answered no row");
+        }
+        if (expires == null) {
+            return busyNow(connection, request, now);
+        }
+        return GrantResult.granted(new Grant(request.grantId(), request.owner(), token, request.paths().size(), expires));
     }
 
     private static String valueRows(GrantRequest request) {
         return "VALUES " + String.join(",", Collections.nCopies(request.paths().size(), "(?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+    }
+
+    /** {@link #valueRows} with the two times read from the block's clock. */
+    private String blockValueRows(GrantRequest request) {
+        String times = dialect.blockTimes();
+        return "VALUES " + String.join(",", Collections.nCopies(request.paths().size(), "(?,?,?,?,?,?,?,?,?,?,?, " + times + ")"));
     }
 
     /** {@link #valueRows} without the two times, which the statement then reads from the database's clock. */

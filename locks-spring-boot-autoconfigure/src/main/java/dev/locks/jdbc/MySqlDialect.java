@@ -145,7 +145,7 @@ public class MySqlDialect extends SqlDialect {
         }
     }
 
-    private static List<byte[]> keys(List<NodeLock> locks, boolean exclusive) {
+    static List<byte[]> keys(List<NodeLock> locks, boolean exclusive) {
         List<byte[]> keys = new ArrayList<>();
         for (NodeLock lock : locks) {
             if (lock.exclusive() == exclusive) {

@@ -6,6 +6,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
@@ -146,6 +147,57 @@ public abstract class SqlDialect {
         throw new UnsupportedOperationException(name() + " does not pipeline grants");
     }
 
+    /**
+     * Whether a grant is sent as one compound statement that opens, serialises and commits its own
+     * transaction (MariaDB's {@code BEGIN NOT ATOMIC}): {@link #blockOpening}, the conflict branches,
+     * {@link #blockThen}, the insert (its times {@link #blockTimes}), {@link #blockClosing}. Its one
+     * result row holds the fencing token, the expiry and the time, or nulls and the time when busy.
+     *
+     * @return true if grants take one round trip as a block
+     */
+    boolean groupsGrantsInBlocks() {
+        return false;
+    }
+
+    /**
+     * Called when a block grant failed: whether the server refused blocks as such, in which case the
+     * dialect stops using them and the grant is repeated the usual way.
+     */
+    boolean blockRefused(SQLException ex) {
+        return false;
+    }
+
+    /** The block grant's variable holding the database's time once the locks are held. */
+    String blockClock() {
+        throw new UnsupportedOperationException(name() + " does not group grants in blocks");
+    }
+
+    /** The start of a block grant, up to the condition's {@code (}; bound by {@link #bindBlockOpening}. */
+    String blockOpening(LockTables tables, List<NodeLock> locks) {
+        throw new UnsupportedOperationException(name() + " does not group grants in blocks");
+    }
+
+    /** Binds {@link #blockOpening} from parameter {@code index}; returns the next index. */
+    int bindBlockOpening(PreparedStatement ps, int index, Duration lease, List<NodeLock> locks)
+            throws SQLException {
+        throw new UnsupportedOperationException(name() + " does not group grants in blocks");
+    }
+
+    /** Ends a block grant's condition and starts its insert. */
+    String blockThen() {
+        throw new UnsupportedOperationException(name() + " does not group grants in blocks");
+    }
+
+    /** The acquired and expiry times of a block grant's rows, in SQL. */
+    String blockTimes() {
+        throw new UnsupportedOperationException(name() + " does not group grants in blocks");
+    }
+
+    /** Ends a block grant after its insert: answers, commits and closes the block. */
+    String blockClosing() {
+        throw new UnsupportedOperationException(name() + " does not group grants in blocks");
+    }
+
     /** @return true if grant transactions serialise on rows of the node table */
     boolean usesNodeTable() {
         return false;
@@ -216,7 +268,10 @@ public abstract class SqlDialect {
         try (Connection connection = dataSource.getConnection()) {
             DatabaseMetaData meta = connection.getMetaData();
             String product = meta.getDatabaseProductName().toLowerCase(Locale.ROOT);
-            if (product.contains("mysql") || product.contains("mariadb")) {
+            if (product.contains("mariadb") || meta.getDatabaseProductVersion().contains("MariaDB")) {
+                return new MariaDbDialect();
+            }
+            if (product.contains("mysql")) {
                 return new MySqlDialect();
             }
             if (product.contains("postgresql")) {

@@ -81,6 +81,31 @@ final class StoreTransactions {
     }
 
     /**
+     * Runs work that opens, and ends, its own transaction within one compound statement, on a
+     * connection in auto-commit. If the work fails, whatever it left open is rolled back, or the
+     * connection aborted, as for {@link #inTransaction}.
+     *
+     * @return the work's result, or null, with nothing done, where the pool's connections are not in
+     *         auto-commit
+     */
+    <T> T inBlock(String what, SqlWork<T> work) {
+        return retrying(what, () -> {
+            try (Connection connection = dataSource.getConnection()) {
+                if (!connection.getAutoCommit()) {
+                    return null;
+                }
+                try {
+                    return work.run(connection);
+                }
+                catch (Throwable ex) {
+                    rollbackOrAbort(connection, ex);
+                    throw ex;
+                }
+            }
+        });
+    }
+
+    /**
      * The pool sees a connection in auto-commit throughout, so it would hand it on with the
      * transaction open if it were left so: every way out ends it, and a connection that cannot roll
      * back is aborted rather than returned with locks held.

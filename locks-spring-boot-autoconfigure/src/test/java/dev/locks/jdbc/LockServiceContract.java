@@ -38,6 +38,11 @@ abstract class LockServiceContract {
     /** @return the database under test */
     protected abstract TestDatabase database();
 
+    /** @return the dialect the nodes use, or null to detect it from the connection */
+    protected SqlDialect dialect() {
+        return null;
+    }
+
     @BeforeAll
     void createSchema() {
         prefix = TestDatabase.uniquePrefix();
@@ -86,7 +91,9 @@ abstract class LockServiceContract {
     }
 
     protected JdbcLockService node(String nodeId, javax.sql.DataSource pool, LockSettings.Builder settings) {
-        JdbcLockService service = JdbcLockService.builder(pool).tablePrefix(prefix).settings(settings.build()).build();
+        JdbcLockService.Builder builder = JdbcLockService.builder(pool).tablePrefix(prefix).settings(settings.build());
+        SqlDialect dialect = dialect();
+        JdbcLockService service = (dialect != null ? builder.dialect(dialect) : builder).build();
         toClose.add(service);
         return service;
     }

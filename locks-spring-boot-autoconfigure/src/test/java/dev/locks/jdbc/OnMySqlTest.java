@@ -4,7 +4,7 @@ import org.junit.jupiter.api.Nested;
 
 import dev.locks.testing.TestDatabase;
 
-/** The engine's contract on MySQL and MariaDB. */
+/** The engine's contract on MariaDB (the MySQL dialect's own run is {@link OnMySqlProtocolTest}). */
 class OnMySqlTest {
 
     @Nested

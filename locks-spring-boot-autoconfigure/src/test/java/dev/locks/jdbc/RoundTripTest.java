@@ -35,7 +35,7 @@ class RoundTripTest {
     class OnH2 extends Counts {
         OnH2() {
             // H2 has no shared row locks: ancestors and path are locked by one SELECT ... FOR UPDATE
-            super(TestDatabase.H2,
+            super(TestDatabase.H2, null,
                     // SELECT ... FOR UPDATE of the node rows, conflict query, INSERT, COMMIT
                     4,
                     // the SELECT finds nodes missing: + MERGE of the nodes (one batch) + SELECT ... FOR UPDATE again
@@ -44,9 +44,20 @@ class RoundTripTest {
     }
 
     @Nested
-    class OnMySql extends Counts {
-        OnMySql() {
-            super(TestDatabase.MYSQL,
+    class OnMariaDb extends Counts {
+        OnMariaDb() {
+            // one anonymous compound statement (BEGIN NOT ATOMIC ... END) opens a READ COMMITTED transaction,
+            // creates and locks the node rows, checks for conflicts, inserts and commits
+            super(TestDatabase.MYSQL, null, 1, 1);
+        }
+    }
+
+    @Nested
+    class OnMySqlProtocol extends Counts {
+        OnMySqlProtocol() {
+            // MySQL has no compound statements outside stored programs: the same server through the MySQL
+            // dialect, as it runs on MySQL
+            super(TestDatabase.MYSQL, new MySqlDialect(),
                     // SET TRANSACTION ISOLATION LEVEL READ COMMITTED, START TRANSACTION, one SELECT locking the
                     // ancestors' node rows IN SHARE MODE and the path's FOR UPDATE, conflict query, INSERT,
                     // COMMIT; the connection stays in auto-commit, so Connector/J sends no SET autocommit
@@ -62,7 +73,7 @@ class RoundTripTest {
     class OnPostgres extends Counts {
         OnPostgres() {
             // advisory locks need no rows, so a path's first use costs nothing extra
-            super(TestDatabase.POSTGRESQL,
+            super(TestDatabase.POSTGRESQL, null,
                     // one execution, in auto-commit, of two statements that pgjdbc sends with one Sync and the
                     // server runs as one transaction: a SELECT taking all advisory locks (shared ancestors,
                     // exclusive path), then INSERT ... SELECT ... WHERE NOT EXISTS (conflicts) RETURNING id
@@ -75,6 +86,8 @@ class RoundTripTest {
     abstract static class Counts {
 
         private final TestDatabase database;
+
+        private final SqlDialect dialect;
 
         private final int acquireOfAKnownPath;
 
@@ -90,8 +103,9 @@ class RoundTripTest {
 
         private String folder;
 
-        Counts(TestDatabase database, int acquireOfAKnownPath, int acquireOfANewPath) {
+        Counts(TestDatabase database, SqlDialect dialect, int acquireOfAKnownPath, int acquireOfANewPath) {
             this.database = database;
+            this.dialect = dialect;
             this.acquireOfAKnownPath = acquireOfAKnownPath;
             this.acquireOfANewPath = acquireOfANewPath;
         }
@@ -103,8 +117,9 @@ class RoundTripTest {
             JdbcLockService.builder(pool).tablePrefix(prefix).createSchema(true).build().close();
             counting = new CountingDataSource(pool);
             // no purge: nothing but the operation under test may run statements
-            locks = JdbcLockService.builder(counting.dataSource()).tablePrefix(prefix)
-                    .settings(LockSettings.builder().nodeId("round-trips").purgeInterval(null).build()).build();
+            JdbcLockService.Builder builder = JdbcLockService.builder(counting.dataSource()).tablePrefix(prefix)
+                    .settings(LockSettings.builder().nodeId("round-trips").purgeInterval(null).build());
+            locks = (dialect != null ? builder.dialect(dialect) : builder).build();
             // PostgreSQL's release listener runs one LISTEN on its own connection, once, in the background
             int listen = database == TestDatabase.POSTGRESQL ? 1 : 0;
             long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();

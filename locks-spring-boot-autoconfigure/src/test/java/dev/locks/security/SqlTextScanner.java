@@ -33,7 +33,7 @@ final class SqlTextScanner {
     /** Local variables and fields that hold SQL text; their assignments are checked too. */
     static final Set<String> SQL_VARIABLES = Set.of("sql", "live", "filter", "rowFilter", "select", "waiters", "ids",
             "values", "COLUMN_LIST", "UNTIMED_COLUMN_LIST", "channel", "notifying", "SERIALISE", "COLUMNS", "where", "leave",
-            "BOUND_CLOCK");
+            "BOUND_CLOCK", "times");
 
     /** Builders whose every {@code append} adds SQL text. */
     static final Set<String> SQL_BUILDERS = Set.of("sql", "where");
@@ -67,7 +67,8 @@ final class SqlTextScanner {
     private static final Set<String> FRAGMENT_CALLS = Set.of("tables.held()", "tables.waiting()", "tables.node()",
             "tables.prefix()", "dialect.now()", "now()", "dialect.subtree()", "query.limit()", "sql.toString()",
             "COLUMNS", "PathConflictQuery.COLUMNS", "valueRows(request)", "untimedValueRows(request)",
-            "dialect.pipelinedSerialise(connection)");
+            "dialect.pipelinedSerialise(connection)", "dialect.blockOpening(tables,locks)", "dialect.blockClock()",
+            "dialect.blockThen()", "dialect.blockClosing()", "dialect.blockTimes()", "blockValueRows(request)");
 
     private record Token(String text, int line) {
 

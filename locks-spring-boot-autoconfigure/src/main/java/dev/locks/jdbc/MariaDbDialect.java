@@ -1,0 +1,107 @@
+package dev.locks.jdbc;
+
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * MariaDB: InnoDB like MySQL, and a whole grant in one round trip as an anonymous compound
+ * statement ({@code BEGIN NOT ATOMIC ... END}), which MySQL lacks. The block opens its own READ
+ * COMMITTED transaction, creates and locks the node rows, reads the clock once the locks are held,
+ * inserts unless something conflicts, and commits; six to eight statements of the MySQL protocol
+ * become one. Connector/J sends it as text with the parameters escaped into it, its default; a
+ * driver set to prepare statements on the server, where a block cannot be prepared, falls back to
+ * the MySQL protocol.
+ */
+public class MariaDbDialect extends MySqlDialect {
+
+    // ER_UNSUPPORTED_PS: the server refused to prepare the block (useServerPrepStmts=true)
+    private static final int UNSUPPORTED_PREPARED_STATEMENT = 1295;
+
+    private volatile boolean blocks = true;
+
+    @Override
+    boolean groupsGrantsInBlocks() {
+        return blocks;
+    }
+
+    @Override
+    boolean blockRefused(SQLException ex) {
+        if (ex.getErrorCode() != UNSUPPORTED_PREPARED_STATEMENT) {
+            return false;
+        }
+        blocks = false;
+        return true;
+    }
+
+    /**
+     * Opens the block and its transaction, creates the node rows that are missing (those that exist
+     * are locked by the inserts: shared by {@code INSERT IGNORE}, exclusive by {@code ON DUPLICATE
+     * KEY UPDATE}, so nothing is upgraded later), locks them all again as the MySQL protocol does,
+     * reads the clock, and ends with {@code IF NOT EXISTS (}. Bound by {@link #bindBlockOpening}.
+     */
+    @Override
+    String blockOpening(LockTables tables, List<NodeLock> locks) {
+        int shared = keys(locks, false).size();
+        int exclusive = keys(locks, true).size();
+        StringBuilder sql = new StringBuilder("BEGIN NOT ATOMIC DECLARE grant_time DATETIME(6);");
+        sql.append(" DECLARE grant_lease BIGINT DEFAULT ?; DECLARE grant_nodes INT;");
+        sql.append(" SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION;");
+        if (shared > 0) {
+            sql.append(" INSERT IGNORE INTO ").append(tables.node()).append(" (lock_key, created_at) VALUES ")
+                    .append(String.join(",", Collections.nCopies(shared, "(?, UTC_TIMESTAMP(6))"))).append(';');
+            sql.append(" SELECT COUNT(*) INTO grant_nodes FROM ").append(tables.node()).append(" WHERE lock_key IN (")
+                    .append(placeholders(shared)).append(") LOCK IN SHARE MODE;");
+        }
+        sql.append(" INSERT INTO ").append(tables.node()).append(" (lock_key, created_at) VALUES ")
+                .append(String.join(",", Collections.nCopies(exclusive, "(?, UTC_TIMESTAMP(6))")))
+                .append(" ON DUPLICATE KEY UPDATE lock_key = lock_key;");
+        sql.append(" SELECT COUNT(*) INTO grant_nodes FROM ").append(tables.node()).append(" WHERE lock_key IN (")
+                .append(placeholders(exclusive)).append(") FOR UPDATE;");
+        sql.append(" SET grant_time = UTC_TIMESTAMP(6); IF NOT EXISTS (");
+        return sql.toString();
+    }
+
+    @Override
+    int bindBlockOpening(PreparedStatement ps, int index, Duration lease, List<NodeLock> locks) throws SQLException {
+        int i = index;
+        ps.setLong(i++, lease.toNanos() / 1000);
+        List<byte[]> shared = keys(locks, false);
+        for (int pass = 0; pass < 2; pass++) {
+            for (byte[] key : shared) {
+                ps.setBytes(i++, key);
+            }
+        }
+        List<byte[]> exclusive = keys(locks, true);
+        for (int pass = 0; pass < 2; pass++) {
+            for (byte[] key : exclusive) {
+                ps.setBytes(i++, key);
+            }
+        }
+        return i;
+    }
+
+    @Override
+    String blockClock() {
+        return "grant_time";
+    }
+
+    @Override
+    String blockThen() {
+        return ") THEN ";
+    }
+
+    @Override
+    String blockTimes() {
+        return "grant_time, grant_time + INTERVAL grant_lease MICROSECOND";
+    }
+
+    // the first id of a multi-row insert is the smallest: the fencing token
+    @Override
+    String blockClosing() {
+        return "; SELECT LAST_INSERT_ID(), grant_time + INTERVAL grant_lease MICROSECOND, grant_time;"
+                + " ELSE SELECT NULL, NULL, grant_time; END IF; COMMIT; END";
+    }
+}

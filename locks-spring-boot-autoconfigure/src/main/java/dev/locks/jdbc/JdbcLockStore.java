@@ -399,7 +399,7 @@ public class JdbcLockStore implements LockStore {
     /**
      * A grant in one round trip as a compound statement ({@link SqlDialect#groupsGrantsInBlocks}):
      * node rows created and locked, the clock read, the rows inserted unless something conflicts,
-     * the waiting row of a queued request removed, committed. Null if the server refuses blocks.
+     * the waiting row of a queued request removed, committed.
      */
     private GrantResult blockGrant(Connection connection, GrantRequest request) throws SQLException {
         List<SqlDialect.NodeLock> locks = nodeLocks(request);
@@ -422,12 +422,6 @@ public class JdbcLockStore implements LockStore {
                 ps.setString(i, request.grantId());
             }
             return blockResult(connection, ps, request);
-        }
-        catch (SQLException ex) {
-            if (dialect.blockRefused(ex)) {
-                return null;
-            }
-            throw ex;
         }
     }
 

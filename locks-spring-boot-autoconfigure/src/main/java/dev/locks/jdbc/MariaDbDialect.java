@@ -11,28 +11,13 @@ import java.util.List;
  * statement ({@code BEGIN NOT ATOMIC ... END}), which MySQL lacks. The block opens its own READ
  * COMMITTED transaction, creates and locks the node rows, reads the clock once the locks are held,
  * inserts unless something conflicts, and commits; six to eight statements of the MySQL protocol
- * become one. Connector/J sends it as text with the parameters escaped into it, its default; a
- * driver set to prepare statements on the server, where a block cannot be prepared, falls back to
- * the MySQL protocol.
+ * become one (MariaDB 10.1.1 and later; a block prepares on the server too, so
+ * {@code useServerPrepStmts} makes no difference).
  */
 public class MariaDbDialect extends MySqlDialect {
 
-    // ER_UNSUPPORTED_PS: the server refused to prepare the block (useServerPrepStmts=true)
-    private static final int UNSUPPORTED_PREPARED_STATEMENT = 1295;
-
-    private volatile boolean blocks = true;
-
     @Override
     boolean groupsGrantsInBlocks() {
-        return blocks;
-    }
-
-    @Override
-    boolean blockRefused(SQLException ex) {
-        if (ex.getErrorCode() != UNSUPPORTED_PREPARED_STATEMENT) {
-            return false;
-        }
-        blocks = false;
         return true;
     }
 

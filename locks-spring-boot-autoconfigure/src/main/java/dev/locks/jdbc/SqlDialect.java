@@ -159,14 +159,6 @@ public abstract class SqlDialect {
         return false;
     }
 
-    /**
-     * Called when a block grant failed: whether the server refused blocks as such, in which case the
-     * dialect stops using them and the grant is repeated the usual way.
-     */
-    boolean blockRefused(SQLException ex) {
-        return false;
-    }
-
     /** The block grant's variable holding the database's time once the locks are held. */
     String blockClock() {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");

@@ -382,8 +382,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
                         log.info("Still waiting after {} for {}: held by {}", Duration.ofNanos(now - started),
                                 request, describe(result));
                     }
-                    // a read-only look first keeps waiters from opening write transactions while the lock stays busy
-                    List<LockHolder> conflicts = store.conflicts(queued);
+                    // a read-only look first keeps waiters from opening write transactions while the lock stays
+                    // busy; right after a release here of an overlapping path the grant itself is the look
+                    List<LockHolder> conflicts = waiter.takeOverlappingRelease() ? List.of() : store.conflicts(queued);
                     if (!conflicts.isEmpty()) {
                         if (!sameHolders(conflicts, result.conflicts())) {
                             // the holders changed hands: a release was seen, so the next may come soon too

@@ -28,6 +28,7 @@ final class LocalWakeups {
         }
         for (Waiter waiter : waiters) {
             if (waiter.overlapsAny(paths)) {
+                waiter.overlappingRelease = true;
                 waiter.signal();
             }
         }
@@ -54,6 +55,8 @@ final class LocalWakeups {
 
         private final Semaphore signal = new Semaphore(0);
 
+        private volatile boolean overlappingRelease;
+
         private Waiter(String scope, List<LockPath> paths) {
             this.scope = scope;
             this.paths = paths;
@@ -74,6 +77,16 @@ final class LocalWakeups {
             if (signal.availablePermits() == 0) {
                 signal.release();
             }
+        }
+
+        /**
+         * Whether a release in this JVM of a path overlapping this waiter's came since the last call:
+         * the way is then likely free, where a release elsewhere in the tenant only may have freed it.
+         */
+        boolean takeOverlappingRelease() {
+            boolean seen = overlappingRelease;
+            overlappingRelease = false;
+            return seen;
         }
 
         /**

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 
 import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.AfterAll;
@@ -39,7 +40,9 @@ class RoundTripTest {
                     // SELECT ... FOR UPDATE of the node rows, conflict query, INSERT, COMMIT
                     4,
                     // the SELECT finds nodes missing: + MERGE of the nodes (one batch) + SELECT ... FOR UPDATE again
-                    6);
+                    6,
+                    // a queued request's grant also deletes its waiting row
+                    5);
         }
     }
 
@@ -48,7 +51,9 @@ class RoundTripTest {
         OnMariaDb() {
             // one anonymous compound statement (BEGIN NOT ATOMIC ... END) opens a READ COMMITTED transaction,
             // creates and locks the node rows, checks for conflicts, inserts and commits
-            super(TestDatabase.MYSQL, null, 1, 1);
+            super(TestDatabase.MYSQL, null, 1, 1,
+                    // the block removes the waiting row too
+                    1);
         }
     }
 
@@ -65,7 +70,9 @@ class RoundTripTest {
                     // a path under a folder this store has not seen either: INSERT IGNORE of the folder's node
                     // row (locked shared), INSERT ... ON DUPLICATE KEY UPDATE of the path's (locked exclusive),
                     // then the SELECT; a new path under a known folder needs only the second
-                    8);
+                    8,
+                    // a queued request's grant also deletes its waiting row
+                    7);
         }
     }
 
@@ -78,6 +85,8 @@ class RoundTripTest {
                     // server runs as one transaction: a SELECT taking all advisory locks (shared ancestors,
                     // exclusive path), then INSERT ... SELECT ... WHERE NOT EXISTS (conflicts) RETURNING id
                     1,
+                    1,
+                    // a third statement in the same execution removes the waiting row
                     1);
         }
     }
@@ -93,6 +102,8 @@ class RoundTripTest {
 
         private final int acquireOfANewPath;
 
+        private final int grantOfAQueuedRequest;
+
         private HikariDataSource pool;
 
         private CountingDataSource counting;
@@ -103,11 +114,13 @@ class RoundTripTest {
 
         private String folder;
 
-        Counts(TestDatabase database, SqlDialect dialect, int acquireOfAKnownPath, int acquireOfANewPath) {
+        Counts(TestDatabase database, SqlDialect dialect, int acquireOfAKnownPath, int acquireOfANewPath,
+                int grantOfAQueuedRequest) {
             this.database = database;
             this.dialect = dialect;
             this.acquireOfAKnownPath = acquireOfAKnownPath;
             this.acquireOfANewPath = acquireOfANewPath;
+            this.grantOfAQueuedRequest = grantOfAQueuedRequest;
         }
 
         @BeforeAll
@@ -179,6 +192,32 @@ class RoundTripTest {
             locks.acquire(shared).release();
 
             assertThat(statementsOf(() -> locks.acquire(shared))).isEqualTo(acquireOfAKnownPath);
+        }
+
+        @Test
+        void aWaiterWokenByAReleaseInThisJvmGrantsWithoutLookingFirst() throws Exception {
+            // a backoff of a minute: the waiter asks the database again only when a release wakes it
+            JdbcLockService.Builder builder = JdbcLockService.builder(counting.dataSource()).tablePrefix(prefix)
+                    .settings(LockSettings.builder().nodeId("round-trips-waiting").purgeInterval(null)
+                            .backoff(Duration.ofMinutes(1), 1.0, Duration.ofMinutes(1), Duration.ZERO).build());
+            try (JdbcLockService patient = (dialect != null ? builder.dialect(dialect) : builder).build()) {
+                LockHandle held = patient.acquire(exclusive(folder + "/file"));
+                CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(() -> patient.acquire(
+                        LockRequest.paths(folder + "/file").exclusive().waitAtMost(Duration.ofSeconds(30)).build()));
+                while (patient.waitingCount() == 0) {
+                    Thread.sleep(5);
+                }
+                // past the queueing and the first look, asleep on its backoff
+                Thread.sleep(300);
+
+                int statements = statementsOf(() -> {
+                    held.release();
+                    waiter.join().release();
+                });
+
+                // the release, the waiter's grant (which also removes its queue record), its release
+                assertThat(statements).isEqualTo(2 + grantOfAQueuedRequest);
+            }
         }
 
         @Test

@@ -348,7 +348,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
             boolean logged = false;
             boolean granted = false;
             waiting.incrementAndGet();
-            try (LocalWakeups.Waiter waiter = wakeups.register(request.kind(), grantRequest.tenant(), grantRequest.paths())) {
+            try (LocalWakeups.Waiter waiter = wakeups.register(request.kind(), grantRequest.tenant(), grantRequest.paths(),
+                    queued.ticket())) {
                 while (true) {
                     long remaining = deadline - System.nanoTime();
                     if (remaining <= 0) {
@@ -370,6 +371,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                         if (!store.keepWaiting(queued, settings.waiterLease())) {
                             // the record lapsed (a long pause): queue again, at the back
                             queued = grantRequest.withTicket(store.enqueue(grantRequest, settings.waiterLease()));
+                            waiter.requeued(queued.ticket());
                         }
                         renewQueueAt = now + settings.waiterLease().toNanos() / 3;
                     }
@@ -511,7 +513,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
             if (handle.scope() != null) {
                 handle.scope().leave(handle);
             }
-            wakeups.released(handle.request().kind(), handle.tenant(), handle.paths());
+            // a lock kept for lockAtLeastFor stays held: its waiters look before they try
+            wakeups.released(handle.request().kind(), handle.tenant(), handle.paths(),
+                    handle.request().lockAtLeastFor().isZero());
             for (LockListener listener : listeners) {
                 try {
                     listener.released(handle);

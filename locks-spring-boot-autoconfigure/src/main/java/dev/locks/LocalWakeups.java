@@ -1,5 +1,6 @@
 package dev.locks;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -15,23 +16,41 @@ final class LocalWakeups {
 
     private final Map<String, Set<Waiter>> waitersByScope = new ConcurrentHashMap<>();
 
-    Waiter register(LockKind kind, String tenant, List<LockPath> paths) {
-        Waiter waiter = new Waiter(scopeKey(kind, tenant), paths);
+    /**
+     * @param ticket the request's place in the store's queue: of the waiters a release may free, the
+     *               one queued first is told to try at once
+     */
+    Waiter register(LockKind kind, String tenant, List<LockPath> paths, long ticket) {
+        Waiter waiter = new Waiter(scopeKey(kind, tenant), paths, ticket);
         waitersByScope.computeIfAbsent(waiter.scope, k -> ConcurrentHashMap.newKeySet()).add(waiter);
         return waiter;
     }
 
-    void released(LockKind kind, String tenant, List<LockPath> paths) {
+    /**
+     * Wakes the waiters whose paths overlap the released ones.
+     *
+     * @param freed whether the grant's rows are gone (false when it stays held for lockAtLeastFor)
+     */
+    void released(LockKind kind, String tenant, List<LockPath> paths, boolean freed) {
         Set<Waiter> waiters = waitersByScope.get(scopeKey(kind, tenant));
         if (waiters == null) {
             return;
         }
+        List<Waiter> overlapping = new ArrayList<>();
+        Waiter first = null;
         for (Waiter waiter : waiters) {
             if (waiter.overlapsAny(paths)) {
-                waiter.overlappingRelease = true;
-                waiter.signal();
+                overlapping.add(waiter);
+                if (first == null || waiter.ticket < first.ticket) {
+                    first = waiter;
+                }
             }
         }
+        // only the waiter queued first may skip its look: the others would try grants that must fail
+        if (freed && first != null) {
+            first.overlappingRelease = true;
+        }
+        overlapping.forEach(Waiter::signal);
     }
 
     /** Another node released something in this tenant: every waiter of the tenant looks again. */
@@ -57,9 +76,17 @@ final class LocalWakeups {
 
         private volatile boolean overlappingRelease;
 
-        private Waiter(String scope, List<LockPath> paths) {
+        private volatile long ticket;
+
+        private Waiter(String scope, List<LockPath> paths, long ticket) {
             this.scope = scope;
             this.paths = paths;
+            this.ticket = ticket;
+        }
+
+        /** The request queued again (its record had lapsed), at the back. */
+        void requeued(long newTicket) {
+            this.ticket = newTicket;
         }
 
         private boolean overlapsAny(List<LockPath> released) {

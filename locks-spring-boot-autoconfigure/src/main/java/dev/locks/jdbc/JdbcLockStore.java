@@ -105,14 +105,13 @@ public class JdbcLockStore implements LockStore {
     public GrantResult tryGrant(GrantRequest request) {
         String what = "grant " + request.kind() + " " + request.paths();
         if (request.kind() != LockKind.SEMAPHORE) {
-            if (dialect.pipelinesGrants()) {
-                return transactions.autoCommit(what, connection -> pipelinedGrant(connection, request));
-            }
-            if (dialect.groupsGrantsInBlocks()) {
-                GrantResult result = transactions.inBlock(what, connection -> blockGrant(connection, request));
-                if (result != null) {
-                    return result;
-                }
+            GrantResult result = dialect.pipelinesGrants()
+                    ? transactions.inBlock(what, connection -> pipelinedGrant(connection, request))
+                    : dialect.groupsGrantsInBlocks()
+                            ? transactions.inBlock(what, connection -> blockGrant(connection, request))
+                            : null;
+            if (result != null) {
+                return result;
             }
         }
         return transactions.inTransaction(what, connection -> transactionalGrant(connection, request));
@@ -325,11 +324,11 @@ public class JdbcLockStore implements LockStore {
     }
 
     /**
-     * A grant in one round trip: the dialect's serialising statement, then an insert of the rows
-     * unless a conflicting grant or earlier waiter exists, judged by the database's clock at that
-     * insert, then for a queued request the removal of its waiting row if the rows went in. The
-     * database runs them as one transaction ({@link SqlDialect#pipelinesGrants}). Only a busy answer
-     * costs a second round trip, to name the holders.
+     * A grant in one round trip: the dialect's start of a transaction and serialising statement, then
+     * an insert of the rows unless a conflicting grant or earlier waiter exists, judged by the
+     * database's clock at that insert, then for a queued request the removal of its waiting row if the
+     * rows went in, then the commit ({@link SqlDialect#pipelinesGrants}). Only a busy answer costs a
+     * second round trip, to name the holders.
      */
     private GrantResult pipelinedGrant(Connection connection, GrantRequest request) throws SQLException {
         List<SqlDialect.NodeLock> locks = nodeLocks(request);
@@ -350,6 +349,7 @@ public class JdbcLockStore implements LockStore {
             String notifying = dialect.notifying(leave, channel, tables.waiting());
             sql.append("; ").append(notifying != null ? notifying : leave);
         }
+        sql.append(dialect.pipelinedEnd());
         try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
             int i = dialect.bindSerialise(connection, ps, 1, locks);
             ps.setLong(i++, request.lease().toNanos() / 1000);

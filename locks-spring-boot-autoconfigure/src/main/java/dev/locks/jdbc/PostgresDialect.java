@@ -67,18 +67,32 @@ public class PostgresDialect extends SqlDialect {
         }
     }
 
-    // pgjdbc sends the statements of one execution with a single Sync: in auto-commit the server runs
-    // them as one implicit transaction, so the advisory locks last until the insert has committed, and
-    // at READ COMMITTED each statement's snapshot is taken when it starts, after the locks are held
+    // pgjdbc sends the statements of one execution together and the server runs them in order, each
+    // taking its snapshot when it starts (READ COMMITTED), so the insert sees every grant committed
+    // while SERIALISE waited for the locks. The explicit transaction keeps the locks until the insert
+    // has committed even where pgjdbc inserts a Sync between two statements (it does before a prepared
+    // statement whose rows it cannot size), which would end an implicit transaction early.
     @Override
     boolean pipelinesGrants() {
         return true;
     }
 
-    // SET TRANSACTION is the first statement of the implicit transaction, where the server accepts it
     @Override
-    String pipelinedSerialise(Connection connection) throws SQLException {
-        return (otherIsolation(connection) ? "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; " : "") + SERIALISE + "; ";
+    String pipelinedSerialise(Connection connection) {
+        return "BEGIN ISOLATION LEVEL READ COMMITTED; " + SERIALISE + "; ";
+    }
+
+    @Override
+    String pipelinedEnd() {
+        return "; COMMIT";
+    }
+
+    // ends what a pipelined grant began on a connection in auto-commit, where Connection.rollback() refuses
+    @Override
+    void endTransaction(Connection connection, boolean commit) throws SQLException {
+        try (Statement st = connection.createStatement()) {
+            st.execute(commit ? "COMMIT" : "ROLLBACK");
+        }
     }
 
     @Override

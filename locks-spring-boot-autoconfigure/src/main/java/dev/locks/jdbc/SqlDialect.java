@@ -72,7 +72,10 @@ public abstract class SqlDialect {
         throw new UnsupportedOperationException(name() + " uses the JDBC auto-commit flag");
     }
 
-    /** Commits or rolls back what {@link #startTransaction} started. */
+    /**
+     * Commits or rolls back a transaction begun with statements on a connection in auto-commit: by
+     * {@link #startTransaction}, a pipelined grant or a block grant.
+     */
     void endTransaction(Connection connection, boolean commit) throws SQLException {
         throw new UnsupportedOperationException(name() + " uses the JDBC auto-commit flag");
     }
@@ -122,10 +125,11 @@ public abstract class SqlDialect {
     }
 
     /**
-     * Whether a grant is sent as one execution of several statements, which the database runs as one
-     * transaction even in auto-commit: {@link #pipelinedSerialise}, then {@code INSERT ... SELECT ...
-     * WHERE NOT EXISTS (conflicts)}. Only where each statement takes its snapshot when it starts, so
-     * after the serialising statement's locks are held, and the insert locks none of the rows it reads.
+     * Whether a grant is sent as one execution of several statements that begin and commit one
+     * transaction, on a connection in auto-commit: {@link #pipelinedSerialise}, then {@code INSERT ...
+     * SELECT ... WHERE NOT EXISTS (conflicts)}, then {@link #pipelinedEnd}. Only where each statement
+     * takes its snapshot when it starts, so after the serialising statement's locks are held, and the
+     * insert locks none of the rows it reads.
      *
      * @return true if grants take one round trip
      */
@@ -134,11 +138,16 @@ public abstract class SqlDialect {
     }
 
     /**
-     * The first statements of a pipelined grant, each ending with {@code ;}: the isolation where the
-     * connection's differs, then the serialising statement, whose one row holds the time once the
+     * The first statements of a pipelined grant, each ending with {@code ;}: the start of a READ
+     * COMMITTED transaction, then the serialising statement, whose one row holds the time once the
      * locks are held. Bound by {@link #bindSerialise}.
      */
     String pipelinedSerialise(Connection connection) throws SQLException {
+        throw new UnsupportedOperationException(name() + " does not pipeline grants");
+    }
+
+    /** The last statement of a pipelined grant, which commits it; starts with {@code ;}. */
+    String pipelinedEnd() {
         throw new UnsupportedOperationException(name() + " does not pipeline grants");
     }
 

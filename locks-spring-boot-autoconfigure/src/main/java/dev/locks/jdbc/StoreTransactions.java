@@ -81,8 +81,8 @@ final class StoreTransactions {
     }
 
     /**
-     * Runs work that opens, and ends, its own transaction within one compound statement, on a
-     * connection in auto-commit. If the work fails, whatever it left open is rolled back, or the
+     * Runs work that opens, and ends, its own transaction within one execution (a compound statement,
+     * or several statements sent together), on a connection in auto-commit. If the work fails, whatever it left open is rolled back, or the
      * connection aborted, as for {@link #inTransaction}.
      *
      * @return the work's result, or null, with nothing done, where the pool's connections are not in
@@ -158,11 +158,21 @@ final class StoreTransactions {
     <T> T autoCommit(String what, SqlWork<T> work) {
         return retrying(what, () -> {
             try (Connection connection = dataSource.getConnection()) {
-                T result = work.run(connection);
-                if (!connection.getAutoCommit()) {
-                    connection.commit();
+                boolean autoCommit = connection.getAutoCommit();
+                try {
+                    T result = work.run(connection);
+                    if (!autoCommit) {
+                        connection.commit();
+                    }
+                    return result;
                 }
-                return result;
+                catch (Throwable ex) {
+                    // a pool that does not roll back on return would lend the failed transaction on
+                    if (!autoCommit) {
+                        rollbackQuietly(connection, ex);
+                    }
+                    throw ex;
+                }
             }
         });
     }

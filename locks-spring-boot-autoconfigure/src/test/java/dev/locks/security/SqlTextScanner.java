@@ -68,7 +68,7 @@ final class SqlTextScanner {
             "tables.prefix()", "dialect.now()", "now()", "dialect.subtree()", "query.limit()", "sql.toString()",
             "COLUMNS", "PathConflictQuery.COLUMNS", "valueRows(request)", "untimedValueRows(request)",
             "dialect.pipelinedSerialise(connection)", "dialect.blockOpening(tables,locks)", "dialect.blockClock()",
-            "dialect.blockThen()", "dialect.blockClosing()", "dialect.blockTimes()", "blockValueRows(request)");
+            "dialect.blockThen()", "dialect.blockClosing()", "dialect.pipelinedEnd()", "dialect.blockTimes()", "blockValueRows(request)");
 
     private record Token(String text, int line) {
 

@@ -98,15 +98,62 @@ final class LockAudit {
             for (int i = 0; i < ids.size(); i++) {
                 ps.setLong(i + 1, ids.get(i));
             }
+            List<Event> events = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
+                    events.add(new Event(rs.getLong(1), rs.getString(2), rs.getLong(3), rs.getString(9),
+                            rs.getString(10)));
                     lines.add("#" + rs.getLong(1) + " " + rs.getString(2) + " id " + rs.getLong(3) + " "
                             + rs.getString(4) + ":" + rs.getString(5) + " " + rs.getString(6) + " node "
                             + rs.getString(7) + " expires " + rs.getString(8) + " -> " + rs.getString(9) + " at "
                             + rs.getString(10) + " session " + rs.getLong(11));
                 }
             }
+            for (String v : violations) {
+                Matcher m = TOKEN.matcher(v);
+                List<Long> pair = new ArrayList<>();
+                while (m.find() && pair.size() < 2) {
+                    pair.add(Long.parseLong(m.group(1)));
+                }
+                if (pair.size() == 2) {
+                    lines.add(verdict(events, Math.min(pair.get(0), pair.get(1)), Math.max(pair.get(0), pair.get(1))));
+                }
+            }
         }
         return lines;
+    }
+
+    /** One audit row: its place in execution order, what happened, to which row, and when by the database's clock. */
+    record Event(long seq, String kind, long lockId, String newExpires, String time) {
+    }
+
+    /**
+     * Whether the earlier row was gone before the later one was written, by the audit's own order,
+     * which does not depend on the clock: a report whose times overlap while the order does not
+     * means the database's clock went back between the two, not that the locks failed.
+     */
+    static String verdict(List<Event> events, long earlier, long later) {
+        Event inserted = null;
+        Event deleted = null;
+        for (Event e : events) {
+            if (e.lockId() == later && "I".equals(e.kind()) && inserted == null) {
+                inserted = e;
+            }
+            if (e.lockId() == earlier && "D".equals(e.kind())) {
+                deleted = e;
+            }
+        }
+        String pair = "rows " + earlier + " and " + later + ": ";
+        if (inserted == null) {
+            return pair + "no insert of row " + later + " in the audit";
+        }
+        if (deleted != null && deleted.seq() < inserted.seq()) {
+            boolean clockBack = deleted.time().compareTo(inserted.time()) > 0;
+            return pair + "row " + earlier + " was deleted (#" + deleted.seq() + ", " + deleted.time()
+                    + ") before row " + later + " was inserted (#" + inserted.seq() + ", " + inserted.time()
+                    + "): they did not coexist" + (clockBack ? "; the database clock went back between the two" : "");
+        }
+        return pair + "row " + earlier + " was still there when row " + later + " was inserted (#" + inserted.seq()
+                + ", " + inserted.time() + "): they coexisted";
     }
 }

@@ -34,6 +34,8 @@ class TortureRun {
         assertThat(report.check().figures().getOrDefault("violations", 0L)).as(report.text()).isGreaterThan(0L);
         assertThat(report.check().violations()).anyMatch(v -> v.contains("overlap in database time"));
         assertThat(report.rowHistory()).as("the audit explains the violating grants").anyMatch(h -> h.contains(" I id "));
+        assertThat(report.rowHistory()).as("by its own order, the shadow tenant's rows coexisted with the real ones")
+                .anyMatch(h -> h.endsWith("they coexisted"));
     }
 
     private static void runOn(String dialect) throws Exception {

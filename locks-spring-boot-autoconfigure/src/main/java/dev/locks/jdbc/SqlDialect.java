@@ -173,7 +173,7 @@ public abstract class SqlDialect {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
     }
 
-    /** The start of a block grant, up to the condition's {@code (}; bound by {@link #bindBlockOpening}. */
+    /** The start of a block grant, up to the conflict query; bound by {@link #bindBlockOpening}. */
     String blockOpening(LockTables tables, List<NodeLock> locks) {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
     }
@@ -184,7 +184,7 @@ public abstract class SqlDialect {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
     }
 
-    /** Ends a block grant's condition and starts its insert. */
+    /** Ends a block grant's conflict query and starts the insert it allows. */
     String blockThen() {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
     }

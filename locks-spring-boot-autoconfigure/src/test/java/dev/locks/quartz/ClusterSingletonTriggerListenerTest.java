@@ -171,7 +171,7 @@ class ClusterSingletonTriggerListenerTest {
             node(id).schedule(job(TestJobs.OneAtATimeJob.class, "once", id), every(500, "once", start, fires)).start();
         }
         waitFor(() -> log.runs("once").size() == fires && log.runs("once").stream().allMatch(r -> r.endedNanos > 0),
-                Duration.ofSeconds(8));
+                Duration.ofSeconds(8), () -> "runs seen: " + log.runs("once"));
 
         List<FireLog.Run> runs = new ArrayList<>(log.runs("once"));
         runs.sort(Comparator.comparingLong(r -> r.startedNanos));

@@ -100,7 +100,7 @@ final class FireLog {
 
         @Override
         public String toString() {
-            return job + "@" + fireTime + " on " + node;
+            return job + "@" + fireTime + " on " + node + (endedNanos < 0 ? " (still running)" : "");
         }
     }
 

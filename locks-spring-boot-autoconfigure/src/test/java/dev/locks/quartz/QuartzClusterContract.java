@@ -163,10 +163,16 @@ abstract class QuartzClusterContract {
     }
 
     static void waitFor(java.util.function.BooleanSupplier condition, Duration atMost) throws InterruptedException {
+        waitFor(condition, atMost, () -> "");
+    }
+
+    /** As {@link #waitFor(java.util.function.BooleanSupplier, Duration)}, saying what was seen when it gives up. */
+    static void waitFor(java.util.function.BooleanSupplier condition, Duration atMost,
+            java.util.function.Supplier<String> seen) throws InterruptedException {
         long deadline = System.nanoTime() + atMost.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
-                throw new AssertionError("Condition not met within " + atMost);
+                throw new AssertionError("Condition not met within " + atMost + "; " + seen.get());
             }
             Thread.sleep(20);
         }

@@ -81,9 +81,9 @@ class RoundTripTest {
         OnPostgres() {
             // advisory locks need no rows, so a path's first use costs nothing extra
             super(TestDatabase.POSTGRESQL, null,
-                    // one execution, in auto-commit, of two statements that pgjdbc sends with one Sync and the
-                    // server runs as one transaction: a SELECT taking all advisory locks (shared ancestors,
-                    // exclusive path), then INSERT ... SELECT ... WHERE NOT EXISTS (conflicts) RETURNING id
+                    // one execution, in auto-commit, of statements that pgjdbc sends together: BEGIN ISOLATION
+                    // LEVEL READ COMMITTED, a SELECT taking all advisory locks (shared ancestors, exclusive
+                    // path), INSERT ... SELECT ... WHERE NOT EXISTS (conflicts) RETURNING id, COMMIT
                     1,
                     1,
                     // a third statement in the same execution removes the waiting row

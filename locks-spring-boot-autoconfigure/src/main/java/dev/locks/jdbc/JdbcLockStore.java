@@ -334,7 +334,7 @@ public class JdbcLockStore implements LockStore {
         List<SqlDialect.NodeLock> locks = nodeLocks(request);
         boolean shared = request.mode() == LockMode.SHARED;
         long waitersBefore = waitersBefore(request);
-        StringBuilder sql = new StringBuilder(dialect.pipelinedSerialise(connection));
+        StringBuilder sql = new StringBuilder(dialect.pipelinedSerialise());
         sql.append("WITH c AS (SELECT ").append(dialect.now()).append(" AS now) INSERT INTO ").append(tables.held())
                 .append(" (").append(COLUMN_LIST).append(") SELECT v.*, c.now, ").append(dialect.plusMicros("c.now"))
                 .append(" FROM c, (").append(untimedValueRows(request)).append(") AS v (").append(UNTIMED_COLUMN_LIST)

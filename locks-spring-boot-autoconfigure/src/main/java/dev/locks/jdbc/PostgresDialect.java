@@ -78,7 +78,7 @@ public class PostgresDialect extends SqlDialect {
     }
 
     @Override
-    String pipelinedSerialise(Connection connection) {
+    String pipelinedSerialise() {
         return "BEGIN ISOLATION LEVEL READ COMMITTED; " + SERIALISE + "; ";
     }
 

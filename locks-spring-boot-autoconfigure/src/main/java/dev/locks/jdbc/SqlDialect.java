@@ -142,7 +142,7 @@ public abstract class SqlDialect {
      * COMMITTED transaction, then the serialising statement, whose one row holds the time once the
      * locks are held. Bound by {@link #bindSerialise}.
      */
-    String pipelinedSerialise(Connection connection) throws SQLException {
+    String pipelinedSerialise() {
         throw new UnsupportedOperationException(name() + " does not pipeline grants");
     }
 

@@ -67,7 +67,7 @@ final class SqlTextScanner {
     private static final Set<String> FRAGMENT_CALLS = Set.of("tables.held()", "tables.waiting()", "tables.node()",
             "tables.prefix()", "dialect.now()", "now()", "dialect.subtree()", "query.limit()", "sql.toString()",
             "COLUMNS", "PathConflictQuery.COLUMNS", "valueRows(request)", "untimedValueRows(request)",
-            "dialect.pipelinedSerialise(connection)", "dialect.blockOpening(tables,locks)", "dialect.blockClock()",
+            "dialect.pipelinedSerialise()", "dialect.blockOpening(tables,locks)", "dialect.blockClock()",
             "dialect.blockThen()", "dialect.blockClosing()", "dialect.pipelinedEnd()", "dialect.blockTimes()", "blockValueRows(request)");
 
     private record Token(String text, int line) {

@@ -55,6 +55,9 @@ public class JdbcLockStore implements LockStore {
 
     private static final String COLUMN_LIST = UNTIMED_COLUMN_LIST + ", acquired_at, expires_at";
 
+    /** The acquired and expiry times of {@link #valueRows} as parameters, bound by {@link #bindRows}. */
+    private static final String BOUND_TIMES = ",?,?";
+
     private static final int RENEW_CHUNK = 500;
 
     /** Node rows are only a serialisation point; old ones are dropped and recreated on demand. */
@@ -315,7 +318,7 @@ public class JdbcLockStore implements LockStore {
     private Grant insert(Connection connection, String table, GrantRequest request, Instant now, Duration lease)
             throws SQLException {
         Instant expires = now.plus(lease).truncatedTo(ChronoUnit.MICROS);
-        String sql = "INSERT INTO " + table + " (" + COLUMN_LIST + ") " + valueRows(request);
+        String sql = "INSERT INTO " + table + " (" + COLUMN_LIST + ") " + valueRows(request, BOUND_TIMES);
         try (PreparedStatement ps = connection.prepareStatement(sql, new String[] { "id" })) {
             bindRows(ps, 1, request, now, expires);
             ps.executeUpdate();
@@ -337,7 +340,7 @@ public class JdbcLockStore implements LockStore {
         StringBuilder sql = new StringBuilder(dialect.pipelinedSerialise());
         sql.append("WITH c AS (SELECT ").append(dialect.now()).append(" AS now) INSERT INTO ").append(tables.held())
                 .append(" (").append(COLUMN_LIST).append(") SELECT v.*, c.now, ").append(dialect.plusMicros("c.now"))
-                .append(" FROM c, (").append(untimedValueRows(request)).append(") AS v (").append(UNTIMED_COLUMN_LIST)
+                .append(" FROM c, (").append(valueRows(request, "")).append(") AS v (").append(UNTIMED_COLUMN_LIST)
                 .append(") WHERE NOT EXISTS (");
         conflicts.appendBranches(sql, false, "c.now", request.kind(), request.paths(), request.owner(), shared,
                 waitersBefore);
@@ -367,33 +370,60 @@ public class JdbcLockStore implements LockStore {
     /** Reads the answers of {@link #pipelinedGrant}: the serialising time, then the inserted rows. */
     private GrantResult pipelinedResult(Connection connection, PreparedStatement ps, GrantRequest request)
             throws SQLException {
-        Instant now = null;
-        long token = Long.MAX_VALUE;
-        Instant expires = null;
-        int resultSets = 0;
-        for (boolean isResultSet = ps.execute(); isResultSet || ps.getUpdateCount() != -1;
-                isResultSet = ps.getMoreResults()) {
-            if (!isResultSet) {
-                continue;
+        Answer answer = new Answer();
+        readResultSets(ps, (n, rs) -> {
+            if (n == 0) {
+                answer.now = dialect.getTime(rs, 2).truncatedTo(ChronoUnit.MICROS);
             }
-            try (ResultSet rs = ps.getResultSet()) {
-                int n = resultSets++;
-                while (rs.next()) {
-                    if (n == 0) {
-                        now = dialect.getTime(rs, 2).truncatedTo(ChronoUnit.MICROS);
-                    }
-                    else if (n == 1) {
-                        token = Math.min(token, rs.getLong(1));
-                        expires = dialect.getTime(rs, 2);
-                    }
-                }
+            else if (n == 1) {
+                answer.token = Math.min(answer.token, rs.getLong(1));
+                answer.expires = dialect.getTime(rs, 2);
             }
-        }
-        if (expires != null) {
+        });
+        return answer.result(connection, request);
+    }
+
+    /** What a grant in one round trip answered: the time once its locks were held, and its rows if it inserted any. */
+    private final class Answer {
+
+        private Instant now;
+
+        private long token = Long.MAX_VALUE;
+
+        private Instant expires;
+
+        GrantResult result(Connection connection, GrantRequest request) throws SQLException {
+            if (now == null) {
+                throw new SQLException("The grant statement answered no time");
+            }
+            if (expires == null) {
+                return busyNow(connection, request, now);
+            }
             return GrantResult.granted(new Grant(request.grantId(), request.owner(), token, request.paths().size(),
                     expires));
         }
-        return busyNow(connection, request, now);
+    }
+
+    /** Reads one row of a result set; {@code n} numbers the statement's result sets from 0. */
+    @FunctionalInterface
+    private interface RowReader {
+        void read(int n, ResultSet rs) throws SQLException;
+    }
+
+    /** Runs a statement of several results and hands every row of its result sets to {@code reader}. */
+    private static void readResultSets(PreparedStatement ps, RowReader reader) throws SQLException {
+        int n = 0;
+        for (boolean isResultSet = ps.execute(); isResultSet || ps.getUpdateCount() != -1;
+                isResultSet = ps.getMoreResults()) {
+            if (isResultSet) {
+                try (ResultSet rs = ps.getResultSet()) {
+                    while (rs.next()) {
+                        reader.read(n, rs);
+                    }
+                }
+                n++;
+            }
+        }
     }
 
     /**
@@ -408,7 +438,7 @@ public class JdbcLockStore implements LockStore {
         conflicts.appendBranches(sql, false, dialect.blockClock(), request.kind(), request.paths(), request.owner(),
                 request.mode() == LockMode.SHARED, waitersBefore);
         sql.append(dialect.blockThen()).append("INSERT INTO ").append(tables.held()).append(" (").append(COLUMN_LIST)
-                .append(") ").append(blockValueRows(request));
+                .append(") ").append(valueRows(request, ", " + dialect.blockTimes()));
         if (request.ticket() > 0) {
             sql.append("; DELETE FROM ").append(tables.waiting()).append(" WHERE grant_id = ?");
         }
@@ -428,48 +458,26 @@ public class JdbcLockStore implements LockStore {
     /** Reads the one row of {@link #blockGrant}: token, expiry and time, or nulls and the time when busy. */
     private GrantResult blockResult(Connection connection, PreparedStatement ps, GrantRequest request)
             throws SQLException {
-        Instant now = null;
-        Instant expires = null;
-        long token = 0;
-        for (boolean isResultSet = ps.execute(); isResultSet || ps.getUpdateCount() != -1;
-                isResultSet = ps.getMoreResults()) {
-            if (isResultSet) {
-                try (ResultSet rs = ps.getResultSet()) {
-                    if (rs.next()) {
-                        token = rs.getLong(1);
-                        expires = rs.wasNull() ? null : dialect.getTime(rs, 2);
-                        now = dialect.getTime(rs, 3);
-                    }
-                }
-            }
-        }
-        if (now == null) {
-            throw new SQLException("The grant block answered no row");
-        }
-        if (expires == null) {
-            return busyNow(connection, request, now);
-        }
-        return GrantResult.granted(new Grant(request.grantId(), request.owner(), token, request.paths().size(), expires));
-    }
-
-    private static String valueRows(GrantRequest request) {
-        return "VALUES " + String.join(",", Collections.nCopies(request.paths().size(), "(?,?,?,?,?,?,?,?,?,?,?,?,?)"));
-    }
-
-    /** {@link #valueRows} with the two times read from the block's clock. */
-    private String blockValueRows(GrantRequest request) {
-        String times = dialect.blockTimes();
-        return "VALUES " + String.join(",", Collections.nCopies(request.paths().size(), "(?,?,?,?,?,?,?,?,?,?,?, " + times + ")"));
-    }
-
-    /** {@link #valueRows} without the two times, which the statement then reads from the database's clock. */
-    private static String untimedValueRows(GrantRequest request) {
-        return "VALUES " + String.join(",", Collections.nCopies(request.paths().size(), "(?,?,?,?,?,?,?,?,?,?,?)"));
+        Answer answer = new Answer();
+        readResultSets(ps, (n, rs) -> {
+            answer.token = rs.getLong(1);
+            answer.expires = rs.wasNull() ? null : dialect.getTime(rs, 2);
+            answer.now = dialect.getTime(rs, 3);
+        });
+        return answer.result(connection, request);
     }
 
     /**
-     * Binds one row per path from parameter {@code index}, in the order of {@link #COLUMN_LIST} or,
-     * with null times, of {@link #UNTIMED_COLUMN_LIST}; returns the next index.
+     * One row of parameters per path, in the order of {@link #UNTIMED_COLUMN_LIST}, then
+     * {@code times}: {@link #BOUND_TIMES}, the times in SQL, or nothing.
+     */
+    private static String valueRows(GrantRequest request, String times) {
+        return "VALUES " + String.join(",", Collections.nCopies(request.paths().size(), "(?,?,?,?,?,?,?,?,?,?,?" + times + ")"));
+    }
+
+    /**
+     * Binds {@link #valueRows} from parameter {@code index}, the times too where they are given
+     * ({@link #BOUND_TIMES}); returns the next index.
      */
     private int bindRows(PreparedStatement ps, int index, GrantRequest request, Instant now, Instant expires)
             throws SQLException {

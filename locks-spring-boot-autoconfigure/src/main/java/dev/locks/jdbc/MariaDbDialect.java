@@ -3,7 +3,6 @@ package dev.locks.jdbc;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Collections;
 import java.util.List;
 
 /**
@@ -35,16 +34,11 @@ public class MariaDbDialect extends MySqlDialect {
         sql.append(" DECLARE grant_lease BIGINT DEFAULT ?; DECLARE grant_nodes INT; DECLARE grant_conflicts INT;");
         sql.append(" SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION;");
         if (shared > 0) {
-            sql.append(" INSERT IGNORE INTO ").append(tables.node()).append(" (lock_key, created_at) VALUES ")
-                    .append(String.join(",", Collections.nCopies(shared, "(?, UTC_TIMESTAMP(6))"))).append(';');
-            sql.append(" SELECT COUNT(*) INTO grant_nodes FROM ").append(tables.node()).append(" WHERE lock_key IN (")
-                    .append(placeholders(shared)).append(") LOCK IN SHARE MODE;");
+            sql.append(' ').append(createNodes(tables, shared, false)).append(';');
+            sql.append(" SELECT COUNT(*) INTO grant_nodes").append(lockedNodes(tables, shared, false)).append(';');
         }
-        sql.append(" INSERT INTO ").append(tables.node()).append(" (lock_key, created_at) VALUES ")
-                .append(String.join(",", Collections.nCopies(exclusive, "(?, UTC_TIMESTAMP(6))")))
-                .append(" ON DUPLICATE KEY UPDATE lock_key = lock_key;");
-        sql.append(" SELECT COUNT(*) INTO grant_nodes FROM ").append(tables.node()).append(" WHERE lock_key IN (")
-                .append(placeholders(exclusive)).append(") FOR UPDATE;");
+        sql.append(' ').append(createNodes(tables, exclusive, true)).append(';');
+        sql.append(" SELECT COUNT(*) INTO grant_nodes").append(lockedNodes(tables, exclusive, true)).append(';');
         // IF NOT EXISTS (...) over the branches took a millisecond more inside a block than this count
         sql.append(" SET grant_time = UTC_TIMESTAMP(6); SELECT COUNT(*) INTO grant_conflicts FROM (");
         return sql.toString();

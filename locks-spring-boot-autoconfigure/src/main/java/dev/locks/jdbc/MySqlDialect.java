@@ -91,15 +91,29 @@ public class MySqlDialect extends SqlDialect {
         List<byte[]> shared = keys(locks, false);
         List<byte[]> exclusive = keys(locks, true);
         if (!shared.isEmpty()) {
-            String values = String.join(",", Collections.nCopies(shared.size(), "(?, UTC_TIMESTAMP(6))"));
-            insertNodes(connection, "INSERT IGNORE INTO " + tables.node() + " (lock_key, created_at) VALUES " + values,
-                    shared);
+            insertNodes(connection, createNodes(tables, shared.size(), false), shared);
         }
         if (!exclusive.isEmpty()) {
-            String values = String.join(",", Collections.nCopies(exclusive.size(), "(?, UTC_TIMESTAMP(6))"));
-            insertNodes(connection, "INSERT INTO " + tables.node() + " (lock_key, created_at) VALUES " + values
-                    + " ON DUPLICATE KEY UPDATE lock_key = lock_key", exclusive);
+            insertNodes(connection, createNodes(tables, exclusive.size(), true), exclusive);
         }
+    }
+
+    /**
+     * An insert of {@code n} node rows that leaves each, new or not, locked shared ({@code INSERT
+     * IGNORE}) or exclusive ({@code ON DUPLICATE KEY UPDATE}); the keys are its parameters.
+     */
+    static String createNodes(LockTables tables, int n, boolean exclusive) {
+        String values = String.join(",", Collections.nCopies(n, "(?, UTC_TIMESTAMP(6))"));
+        return exclusive
+                ? "INSERT INTO " + tables.node() + " (lock_key, created_at) VALUES " + values
+                        + " ON DUPLICATE KEY UPDATE lock_key = lock_key"
+                : "INSERT IGNORE INTO " + tables.node() + " (lock_key, created_at) VALUES " + values;
+    }
+
+    /** {@code FROM} the node rows of {@code n} keys, locked shared or exclusive; the keys are its parameters. */
+    static String lockedNodes(LockTables tables, int n, boolean exclusive) {
+        return " FROM " + tables.node() + " WHERE lock_key IN (" + placeholders(n) + ")"
+                + (exclusive ? " FOR UPDATE" : " LOCK IN SHARE MODE");
     }
 
     private static void insertNodes(Connection connection, String sql, List<byte[]> keys) throws SQLException {
@@ -119,11 +133,9 @@ public class MySqlDialect extends SqlDialect {
         List<byte[]> shared = keys(locks, false);
         List<byte[]> exclusive = keys(locks, true);
         // the shared part runs first: a parent is always locked before its children
-        String sql = "(SELECT lock_key, UTC_TIMESTAMP(6) FROM " + tables.node() + " WHERE lock_key IN ("
-                + placeholders(exclusive.size()) + ") FOR UPDATE)";
+        String sql = "(SELECT lock_key, UTC_TIMESTAMP(6)" + lockedNodes(tables, exclusive.size(), true) + ")";
         if (!shared.isEmpty()) {
-            sql = "(SELECT lock_key, UTC_TIMESTAMP(6) FROM " + tables.node() + " WHERE lock_key IN ("
-                    + placeholders(shared.size()) + ") LOCK IN SHARE MODE) UNION ALL " + sql;
+            sql = "(SELECT lock_key, UTC_TIMESTAMP(6)" + lockedNodes(tables, shared.size(), false) + ") UNION ALL " + sql;
         }
         try (PreparedStatement ps = connection.prepareStatement(sql)) {
             int i = 1;

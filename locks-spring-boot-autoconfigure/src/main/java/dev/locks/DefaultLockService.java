@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,6 +25,7 @@ import org.springframework.util.backoff.BackOffExecution;
 import dev.locks.store.Grant;
 import dev.locks.store.GrantRequest;
 import dev.locks.store.GrantResult;
+import dev.locks.store.HandOff;
 import dev.locks.store.LockStore;
 
 /**
@@ -47,6 +49,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
     private final Set<GrantedLock> live = ConcurrentHashMap.newKeySet();
 
     private final AtomicInteger waiting = new AtomicInteger();
+
+    private final AtomicLong handOffs = new AtomicLong();
 
     private final PollBudget pollBudget;
 
@@ -210,6 +214,14 @@ public class DefaultLockService implements LockService, AutoCloseable {
     }
 
     /**
+     * @return releases of this service that handed their lock to a waiter of this service in the
+     *         release's own transaction, since it started
+     */
+    public long handOffCount() {
+        return handOffs.get();
+    }
+
+    /**
      * Live grants of the whole cluster matching an operator's filter.
      *
      * @param query the filter
@@ -348,8 +360,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
             boolean logged = false;
             boolean granted = false;
             waiting.incrementAndGet();
-            try (LocalWakeups.Waiter waiter = wakeups.register(request.kind(), grantRequest.tenant(), grantRequest.paths(),
-                    queued.ticket())) {
+            LocalWakeups.Waiter waiter = wakeups.register(queued);
+            try {
                 while (true) {
                     long remaining = deadline - System.nanoTime();
                     if (remaining <= 0) {
@@ -359,7 +371,20 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     if (delay == BackOffExecution.STOP) {
                         delay = settings.backoffMax().toMillis();
                     }
-                    if (waiter.await(Math.min(remaining, delay * 1_000_000L))) {
+                    boolean woken = waiter.await(Math.min(remaining, delay * 1_000_000L));
+                    LocalWakeups.HandedOver handed = waiter.work(deadline);
+                    if (waiter.gaveUp()) {
+                        // the wait ended during a hand-off: the releasing thread releases what it granted,
+                        // so this request must not be granted again under the same grant id
+                        return result;
+                    }
+                    if (handed != null && handed.granted()) {
+                        // a release here granted this request in its own transaction
+                        sent = handed.sentNanos();
+                        granted = true;
+                        return handed.result();
+                    }
+                    if (woken) {
                         // something was released: look again quickly
                         delays = backOff.start();
                     }
@@ -371,7 +396,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                         if (!store.keepWaiting(queued, settings.waiterLease())) {
                             // the record lapsed (a long pause): queue again, at the back
                             queued = grantRequest.withTicket(store.enqueue(grantRequest, settings.waiterLease()));
-                            waiter.requeued(queued.ticket());
+                            waiter.requeued(queued);
                         }
                         renewQueueAt = now + settings.waiterLease().toNanos() / 3;
                     }
@@ -409,6 +434,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
             }
             finally {
                 waiting.decrementAndGet();
+                LocalWakeups.HandedOver untaken = waiter.close();
+                if (untaken != null && untaken.granted()) {
+                    releaseUnwanted(untaken.result().grant());
+                }
                 if (!granted) {
                     leaveQueue(queued);
                 }
@@ -505,17 +534,24 @@ public class DefaultLockService implements LockService, AutoCloseable {
     boolean released(GrantedLock handle) {
         renewer.unregister(handle);
         live.remove(handle);
+        Duration keep = handle.request().lockAtLeastFor();
+        // a lock kept for lockAtLeastFor stays held: its waiters look before they try
+        boolean freed = keep.isZero();
         try {
-            Duration keep = handle.request().lockAtLeastFor();
+            if (freed) {
+                HandOff handOff = handOver(handle);
+                if (handOff != null) {
+                    freed = false;
+                    return handOff.released();
+                }
+            }
             return store.release(handle.grant(), keep);
         }
         finally {
             if (handle.scope() != null) {
                 handle.scope().leave(handle);
             }
-            // a lock kept for lockAtLeastFor stays held: its waiters look before they try
-            wakeups.released(handle.request().kind(), handle.tenant(), handle.paths(),
-                    handle.request().lockAtLeastFor().isZero());
+            wakeups.released(handle.request().kind(), handle.tenant(), handle.paths(), freed);
             for (LockListener listener : listeners) {
                 try {
                     listener.released(handle);
@@ -523,6 +559,61 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 catch (RuntimeException ex) {
                     log.warn("Lock listener {} failed", listener, ex);
                 }
+            }
+        }
+    }
+
+    /**
+     * Releases {@code handle} and grants the local waiter queued first in one transaction, if a
+     * waiter of this JVM is asleep on an overlapping path.
+     *
+     * @return the outcome, or null if nothing was handed over and the handle is still to be released
+     */
+    private HandOff handOver(GrantedLock handle) {
+        LocalWakeups.Waiter next = wakeups.claimFirst(handle.request().kind(), handle.tenant(), handle.paths());
+        if (next == null) {
+            return null;
+        }
+        long sent = System.nanoTime();
+        HandOff handOff = null;
+        try {
+            handOff = store.releaseAndGrant(handle.grant(), next.request());
+        }
+        catch (RuntimeException ex) {
+            // the transaction rolled back whole: the plain release follows and the waiter tries itself
+            log.debug("Handing {} over to a waiter failed: {}", handle.describe(), ex.toString());
+        }
+        finally {
+            LocalWakeups.HandedOver handed = new LocalWakeups.HandedOver(handOff == null ? null : handOff.next(), sent);
+            if (next.deliver(handed)) {
+                if (handed.granted()) {
+                    handOffs.incrementAndGet();
+                }
+            }
+            else if (handed.granted()) {
+                releaseUnwanted(handed.result().grant());
+            }
+        }
+        return handOff;
+    }
+
+    /**
+     * Releases a grant made for a waiter that had stopped waiting before it could take it. The
+     * waiter's own thread may come here interrupted (a pool may then refuse it a connection) or
+     * inside its transaction (which the grant was never part of), so neither is used.
+     */
+    private void releaseUnwanted(Grant grant) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            store.discard(grant);
+        }
+        catch (RuntimeException ex) {
+            log.warn("Could not release a lock granted to a waiter that had given up; its lease will free it: {}",
+                    ex.toString());
+        }
+        finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
     }

@@ -8,44 +8,51 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
+import dev.locks.store.GrantRequest;
+import dev.locks.store.GrantResult;
+
 /**
  * Wakes waiters of this JVM the moment a release here may have freed what they wait for, instead
- * of letting them sleep out their backoff.
+ * of letting them sleep out their backoff, and lets such a release hand its lock to the waiter
+ * queued first: {@link #claimFirst} reserves that waiter while it sleeps, the release grants its
+ * request in the release's own transaction, and {@link Waiter#deliver} wakes it holding the lock.
  */
 final class LocalWakeups {
 
     private final Map<String, Set<Waiter>> waitersByScope = new ConcurrentHashMap<>();
 
     /**
-     * @param ticket the request's place in the store's queue: of the waiters a release may free, the
-     *               one queued first is told to try at once
+     * @param queued the waiting request with its ticket, its place in the store's queue: of the
+     *               waiters a release may free, the one queued first is told to try at once
      */
-    Waiter register(LockKind kind, String tenant, List<LockPath> paths, long ticket) {
-        Waiter waiter = new Waiter(scopeKey(kind, tenant), paths, ticket);
+    Waiter register(GrantRequest queued) {
+        Waiter waiter = new Waiter(scopeKey(queued.kind(), queued.tenant()), queued);
         waitersByScope.computeIfAbsent(waiter.scope, k -> ConcurrentHashMap.newKeySet()).add(waiter);
         return waiter;
     }
 
     /**
+     * Reserves, for a hand-off, the waiter queued first among those whose paths overlap the released
+     * ones, if it is asleep. Only the first: the grant of any later one must fail while the first waits.
+     *
+     * @return the reserved waiter, to be given {@link Waiter#deliver} exactly once; null if there is
+     *         none or it is busy looking for itself
+     */
+    Waiter claimFirst(LockKind kind, String tenant, List<LockPath> paths) {
+        List<Waiter> overlapping = overlapping(kind, tenant, paths);
+        Waiter first = first(overlapping);
+        return first != null && first.claim() ? first : null;
+    }
+
+    /**
      * Wakes the waiters whose paths overlap the released ones.
      *
-     * @param freed whether the grant's rows are gone (false when it stays held for lockAtLeastFor)
+     * @param freed whether the way may be free for the first of them, which then tries at once
+     *              (false when the grant stays held for lockAtLeastFor, or was handed over already)
      */
     void released(LockKind kind, String tenant, List<LockPath> paths, boolean freed) {
-        Set<Waiter> waiters = waitersByScope.get(scopeKey(kind, tenant));
-        if (waiters == null) {
-            return;
-        }
-        List<Waiter> overlapping = new ArrayList<>();
-        Waiter first = null;
-        for (Waiter waiter : waiters) {
-            if (waiter.overlapsAny(paths)) {
-                overlapping.add(waiter);
-                if (first == null || waiter.ticket < first.ticket) {
-                    first = waiter;
-                }
-            }
-        }
+        List<Waiter> overlapping = overlapping(kind, tenant, paths);
+        Waiter first = first(overlapping);
         // only the waiter queued first may skip its look: the others would try grants that must fail
         if (freed && first != null) {
             first.overlappingRelease = true;
@@ -53,44 +60,110 @@ final class LocalWakeups {
         overlapping.forEach(Waiter::signal);
     }
 
-    /** Another node released something in this tenant: every waiter of the tenant looks again. */
+    /**
+     * Another node released something in this tenant: every waiter of the tenant looks again, but
+     * the one queued first, which may be next, tries at once; it costs one more statement if the
+     * release freed something else.
+     */
     void releasedInScope(LockKind kind, String tenant) {
         Set<Waiter> waiters = waitersByScope.get(scopeKey(kind, tenant));
-        if (waiters != null) {
-            waiters.forEach(Waiter::signal);
+        if (waiters == null) {
+            return;
         }
+        Waiter first = first(waiters);
+        if (first != null) {
+            first.overlappingRelease = true;
+        }
+        waiters.forEach(Waiter::signal);
+    }
+
+    private List<Waiter> overlapping(LockKind kind, String tenant, List<LockPath> paths) {
+        Set<Waiter> waiters = waitersByScope.get(scopeKey(kind, tenant));
+        if (waiters == null) {
+            return List.of();
+        }
+        List<Waiter> overlapping = new ArrayList<>();
+        for (Waiter waiter : waiters) {
+            if (waiter.overlapsAny(paths)) {
+                overlapping.add(waiter);
+            }
+        }
+        return overlapping;
+    }
+
+    private static Waiter first(Iterable<Waiter> waiters) {
+        Waiter first = null;
+        for (Waiter waiter : waiters) {
+            if (first == null || waiter.queued.ticket() < first.queued.ticket()) {
+                first = waiter;
+            }
+        }
+        return first;
     }
 
     private static String scopeKey(LockKind kind, String tenant) {
         return kind.code() + tenant;
     }
 
-    /** One waiting request; close it when the wait ends. */
-    final class Waiter implements AutoCloseable {
+    /**
+     * What a release handed to a waiter.
+     *
+     * @param result the waiter's grant, a busy answer, or null if the release could not try
+     * @param sentNanos {@link System#nanoTime()} before the release sent the grant: the start of its lease here
+     */
+    record HandedOver(GrantResult result, long sentNanos) {
+
+        boolean granted() {
+            return result != null && result.grant() != null;
+        }
+    }
+
+    /** Where a waiter is, as far as a hand-off is concerned. */
+    private enum State {
+        /** looking or granting for itself; no hand-off */
+        WORKING,
+        /** asleep; a release may claim it */
+        SLEEPING,
+        /** a release is granting for it */
+        CLAIMED,
+        /** the release's answer is waiting to be taken */
+        DELIVERED,
+        /** it stopped waiting; whatever a release still grants it must be released again */
+        GONE
+    }
+
+    /** One waiting request; {@link #close()} it when the wait ends. */
+    final class Waiter {
 
         private final String scope;
 
-        private final List<LockPath> paths;
-
         private final Semaphore signal = new Semaphore(0);
+
+        private volatile GrantRequest queued;
 
         private volatile boolean overlappingRelease;
 
-        private volatile long ticket;
+        private State state = State.WORKING;
 
-        private Waiter(String scope, List<LockPath> paths, long ticket) {
+        private HandedOver delivery;
+
+        private Waiter(String scope, GrantRequest queued) {
             this.scope = scope;
-            this.paths = paths;
-            this.ticket = ticket;
+            this.queued = queued;
+        }
+
+        /** @return the request as queued now, what a hand-off grants */
+        GrantRequest request() {
+            return queued;
         }
 
         /** The request queued again (its record had lapsed), at the back. */
-        void requeued(long newTicket) {
-            this.ticket = newTicket;
+        void requeued(GrantRequest requeued) {
+            this.queued = requeued;
         }
 
         private boolean overlapsAny(List<LockPath> released) {
-            for (LockPath mine : paths) {
+            for (LockPath mine : queued.paths()) {
                 for (LockPath other : released) {
                     if (mine.overlaps(other)) {
                         return true;
@@ -117,11 +190,17 @@ final class LocalWakeups {
         }
 
         /**
-         * Sleeps until signalled or the time is up; a signal that came earlier returns at once.
+         * Sleeps until signalled or the time is up; a signal that came earlier returns at once. A
+         * release may claim the waiter while it sleeps: call {@link #work} before touching the store.
          *
          * @return true if woken by a signal
          */
         boolean await(long nanos) throws InterruptedException {
+            synchronized (this) {
+                if (state == State.WORKING) {
+                    state = State.SLEEPING;
+                }
+            }
             if (signal.tryAcquire(nanos, TimeUnit.NANOSECONDS)) {
                 signal.drainPermits();
                 return true;
@@ -129,12 +208,86 @@ final class LocalWakeups {
             return false;
         }
 
-        @Override
-        public void close() {
+        /**
+         * Ends the sleep before the waiter works with the store again: no release may claim it from
+         * now on. If one has, waits for its answer until {@code deadlineNanos}, then gives up on it.
+         *
+         * @return what a release handed over, or null
+         */
+        synchronized HandedOver work(long deadlineNanos) throws InterruptedException {
+            while (state == State.CLAIMED) {
+                long remaining = deadlineNanos - System.nanoTime();
+                if (remaining <= 0) {
+                    state = State.GONE;
+                    return null;
+                }
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(this, remaining);
+                }
+                catch (InterruptedException ex) {
+                    state = State.GONE;
+                    throw ex;
+                }
+            }
+            if (state == State.GONE) {
+                return null;
+            }
+            HandedOver handed = delivery;
+            delivery = null;
+            state = State.WORKING;
+            return handed;
+        }
+
+        /**
+         * @return true if the wait ended while a release was handing the lock over ({@link #work}
+         *         returned at the deadline): the waiter must stop at once, since the release frees
+         *         what it grants under this request's grant id
+         */
+        synchronized boolean gaveUp() {
+            return state == State.GONE;
+        }
+
+        private synchronized boolean claim() {
+            if (state != State.SLEEPING) {
+                return false;
+            }
+            state = State.CLAIMED;
+            return true;
+        }
+
+        /**
+         * The claiming release's answer; called exactly once per {@link LocalWakeups#claimFirst}.
+         *
+         * @return false if the waiter had given up: a grant in {@code handed} is then nobody's and
+         *         the caller must release it
+         */
+        boolean deliver(HandedOver handed) {
+            synchronized (this) {
+                if (state != State.CLAIMED) {
+                    return false;
+                }
+                delivery = handed;
+                state = State.DELIVERED;
+                notifyAll();
+            }
+            signal();
+            return true;
+        }
+
+        /**
+         * Leaves the waiters. A release that still holds a claim will find the waiter gone.
+         *
+         * @return an answer delivered but not taken (its grant must be released), or null
+         */
+        synchronized HandedOver close() {
+            HandedOver left = state == State.DELIVERED ? delivery : null;
+            delivery = null;
+            state = State.GONE;
             Set<Waiter> waiters = waitersByScope.get(scope);
             if (waiters != null) {
                 waiters.remove(this);
             }
+            return left;
         }
     }
 }

@@ -2,18 +2,27 @@ package dev.locks;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
+import dev.locks.store.Grant;
+import dev.locks.store.GrantRequest;
+import dev.locks.store.GrantResult;
+
 class LocalWakeupsTest {
+
+    private static final long SOON = TimeUnit.SECONDS.toNanos(10);
 
     private final LocalWakeups wakeups = new LocalWakeups();
 
     @Test
     void aReleaseWakesEveryOverlappingWaiterButOnlyTheFirstQueuedSkipsItsLook() throws Exception {
-        LocalWakeups.Waiter later = wakeups.register(LockKind.PATH, "t", paths("/a/b"), 5);
-        LocalWakeups.Waiter first = wakeups.register(LockKind.PATH, "t", paths("/a"), 3);
+        LocalWakeups.Waiter later = wakeups.register(queued("/a/b", 5));
+        LocalWakeups.Waiter first = wakeups.register(queued("/a", 3));
 
         wakeups.released(LockKind.PATH, "t", paths("/a/b"), true);
 
@@ -25,7 +34,7 @@ class LocalWakeupsTest {
 
     @Test
     void aLockKeptForLockAtLeastForLetsNoWaiterSkipItsLook() throws Exception {
-        LocalWakeups.Waiter waiter = wakeups.register(LockKind.PATH, "t", paths("/a"), 1);
+        LocalWakeups.Waiter waiter = wakeups.register(queued("/a", 1));
 
         wakeups.released(LockKind.PATH, "t", paths("/a"), false);
 
@@ -35,7 +44,7 @@ class LocalWakeupsTest {
 
     @Test
     void aReleaseOfADisjointPathOrAnotherTenantWakesNobody() throws Exception {
-        LocalWakeups.Waiter waiter = wakeups.register(LockKind.PATH, "t", paths("/a/b"), 1);
+        LocalWakeups.Waiter waiter = wakeups.register(queued("/a/b", 1));
 
         wakeups.released(LockKind.PATH, "t", paths("/a/c"), true);
         wakeups.released(LockKind.PATH, "other", paths("/a/b"), true);
@@ -46,14 +55,137 @@ class LocalWakeupsTest {
 
     @Test
     void aRequeuedWaiterGoesToTheBack() throws Exception {
-        LocalWakeups.Waiter requeued = wakeups.register(LockKind.PATH, "t", paths("/a"), 1);
-        LocalWakeups.Waiter other = wakeups.register(LockKind.PATH, "t", paths("/a"), 2);
-        requeued.requeued(9);
+        LocalWakeups.Waiter requeued = wakeups.register(queued("/a", 1));
+        LocalWakeups.Waiter other = wakeups.register(queued("/a", 2));
+        requeued.requeued(queued("/a", 9));
 
         wakeups.released(LockKind.PATH, "t", paths("/a"), true);
 
         assertThat(other.takeOverlappingRelease()).isTrue();
         assertThat(requeued.takeOverlappingRelease()).isFalse();
+    }
+
+    @Test
+    void aReleaseElsewhereInTheTenantLetsOnlyTheFirstQueuedSkipItsLook() throws Exception {
+        LocalWakeups.Waiter later = wakeups.register(queued("/x", 7));
+        LocalWakeups.Waiter first = wakeups.register(queued("/y", 4));
+
+        wakeups.releasedInScope(LockKind.PATH, "t");
+
+        assertThat(later.await(0)).isTrue();
+        assertThat(first.await(0)).isTrue();
+        assertThat(first.takeOverlappingRelease()).isTrue();
+        assertThat(later.takeOverlappingRelease()).isFalse();
+    }
+
+    @Test
+    void aReleaseClaimsTheFirstQueuedOverlappingWaiterWhileItSleeps() throws Exception {
+        LocalWakeups.Waiter first = wakeups.register(queued("/a", 3));
+        LocalWakeups.Waiter later = wakeups.register(queued("/a/b", 5));
+        first.await(0);
+        later.await(0);
+
+        assertThat(wakeups.claimFirst(LockKind.PATH, "t", paths("/a/b"))).isSameAs(first);
+    }
+
+    @Test
+    void aWaiterWorkingForItselfCannotBeClaimed() throws Exception {
+        LocalWakeups.Waiter waiter = wakeups.register(queued("/a", 1));
+
+        assertThat(wakeups.claimFirst(LockKind.PATH, "t", paths("/a"))).isNull();
+        waiter.await(0);
+        waiter.work(System.nanoTime() + SOON);
+        assertThat(wakeups.claimFirst(LockKind.PATH, "t", paths("/a"))).isNull();
+    }
+
+    @Test
+    void aClaimedWaiterIsNotClaimedTwice() throws Exception {
+        LocalWakeups.Waiter waiter = wakeups.register(queued("/a", 1));
+        waiter.await(0);
+
+        assertThat(wakeups.claimFirst(LockKind.PATH, "t", paths("/a"))).isSameAs(waiter);
+        assertThat(wakeups.claimFirst(LockKind.PATH, "t", paths("/a"))).isNull();
+    }
+
+    @Test
+    void aDeliveredGrantWakesTheWaiterAndIsTakenOnce() throws Exception {
+        LocalWakeups.Waiter waiter = wakeups.register(queued("/a", 1));
+        waiter.await(0);
+        LocalWakeups.HandedOver handed = granted(42);
+
+        assertThat(wakeups.claimFirst(LockKind.PATH, "t", paths("/a")).deliver(handed)).isTrue();
+
+        assertThat(waiter.await(0)).isTrue();
+        assertThat(waiter.work(System.nanoTime() + SOON)).isSameAs(handed);
+        assertThat(waiter.work(System.nanoTime() + SOON)).isNull();
+        assertThat(waiter.gaveUp()).isFalse();
+    }
+
+    @Test
+    void aWaiterWakingDuringAHandOffWaitsForItsAnswer() throws Exception {
+        LocalWakeups.Waiter waiter = wakeups.register(queued("/a", 1));
+        waiter.await(0);
+        LocalWakeups.Waiter claimed = wakeups.claimFirst(LockKind.PATH, "t", paths("/a"));
+        LocalWakeups.HandedOver handed = granted(42);
+
+        CompletableFuture<LocalWakeups.HandedOver> taken = CompletableFuture.supplyAsync(() -> {
+            try {
+                return waiter.work(System.nanoTime() + SOON);
+            }
+            catch (InterruptedException ex) {
+                throw new IllegalStateException(ex);
+            }
+        });
+        Thread.sleep(50);
+        assertThat(taken).isNotDone();
+        claimed.deliver(handed);
+
+        assertThat(taken.get(10, TimeUnit.SECONDS)).isSameAs(handed);
+    }
+
+    @Test
+    void aWaiterWhoseDeadlinePassesDuringAHandOffGivesUpAndTheGrantIsRefused() throws Exception {
+        LocalWakeups.Waiter waiter = wakeups.register(queued("/a", 1));
+        waiter.await(0);
+        LocalWakeups.Waiter claimed = wakeups.claimFirst(LockKind.PATH, "t", paths("/a"));
+
+        assertThat(waiter.work(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(20))).isNull();
+
+        assertThat(waiter.gaveUp()).isTrue();
+        assertThat(claimed.deliver(granted(42))).isFalse();
+        assertThat(waiter.close()).isNull();
+    }
+
+    @Test
+    void aWaiterClosedBeforeTakingADeliveredGrantReturnsItForRelease() throws Exception {
+        LocalWakeups.Waiter waiter = wakeups.register(queued("/a", 1));
+        waiter.await(0);
+        LocalWakeups.HandedOver handed = granted(42);
+        wakeups.claimFirst(LockKind.PATH, "t", paths("/a")).deliver(handed);
+
+        assertThat(waiter.close()).isSameAs(handed);
+    }
+
+    @Test
+    void aClosedWaiterIsNeitherWokenNorClaimed() throws Exception {
+        LocalWakeups.Waiter waiter = wakeups.register(queued("/a", 1));
+        waiter.await(0);
+        waiter.close();
+
+        wakeups.released(LockKind.PATH, "t", paths("/a"), true);
+
+        assertThat(wakeups.claimFirst(LockKind.PATH, "t", paths("/a"))).isNull();
+        assertThat(waiter.await(0)).isFalse();
+    }
+
+    private static LocalWakeups.HandedOver granted(long token) {
+        return new LocalWakeups.HandedOver(GrantResult.granted(new Grant("g", "o", token, 1, java.time.Instant.now())),
+                System.nanoTime());
+    }
+
+    private static GrantRequest queued(String path, long ticket) {
+        return new GrantRequest(LockKind.PATH, "t", paths(path), LockMode.EXCLUSIVE, Duration.ofSeconds(30), 1, "owner",
+                "grant-" + ticket, "node", "thread", ticket, false);
     }
 
     private static List<LockPath> paths(String... paths) {

@@ -34,6 +34,7 @@ import dev.locks.PathNormalizer;
 import dev.locks.store.Grant;
 import dev.locks.store.GrantRequest;
 import dev.locks.store.GrantResult;
+import dev.locks.store.HandOff;
 import dev.locks.store.LockStore;
 import dev.locks.store.WaitGraphRow;
 
@@ -106,28 +107,42 @@ public class JdbcLockStore implements LockStore {
 
     @Override
     public GrantResult tryGrant(GrantRequest request) {
-        String what = "grant " + request.kind() + " " + request.paths();
+        return grant(request, null).next();
+    }
+
+    @Override
+    public HandOff releaseAndGrant(Grant grant, GrantRequest next) {
+        // a release joining the caller's transaction must not carry a grant that its rollback would undo
+        return inCallersTransaction() ? null : grant(next, grant);
+    }
+
+    /** Grants {@code request}, after releasing {@code releasing} in the same transaction unless it is null. */
+    private HandOff grant(GrantRequest request, Grant releasing) {
+        String what = (releasing != null ? "hand over to " : "grant ") + request.kind() + " " + request.paths();
         if (request.kind() != LockKind.SEMAPHORE) {
-            GrantResult result = dialect.pipelinesGrants()
-                    ? transactions.inBlock(what, connection -> pipelinedGrant(connection, request))
+            HandOff result = dialect.pipelinesGrants()
+                    ? transactions.inBlock(what, connection -> pipelinedGrant(connection, request, releasing))
                     : dialect.groupsGrantsInBlocks()
-                            ? transactions.inBlock(what, connection -> blockGrant(connection, request))
+                            ? transactions.inBlock(what, connection -> blockGrant(connection, request, releasing))
                             : null;
             if (result != null) {
                 return result;
             }
         }
-        return transactions.inTransaction(what, connection -> transactionalGrant(connection, request));
+        return transactions.inTransaction(what, connection -> transactionalGrant(connection, request, releasing));
     }
 
-    private GrantResult transactionalGrant(Connection connection, GrantRequest request) throws SQLException {
+    private HandOff transactionalGrant(Connection connection, GrantRequest request, Grant releasing)
+            throws SQLException {
         Instant now = dialect.serialise(connection, tables, nodeLocks(request)).truncatedTo(ChronoUnit.MICROS);
+        boolean released = releasing != null && releaseWork(releasing, Duration.ZERO).run(connection) > 0;
+        boolean nameHolders = releasing == null;
         Grant grant;
         if (request.kind() == LockKind.SEMAPHORE) {
             // permits are counted, so the holders are read either way
             List<LockHolder> ahead = findConflicts(connection, request, now);
             if (!ahead.isEmpty()) {
-                return GrantResult.busy(ahead);
+                return new HandOff(released, GrantResult.busy(nameHolders ? ahead : List.of()));
             }
             grant = insert(connection, tables.held(), request, now, request.lease());
         }
@@ -136,18 +151,22 @@ public class JdbcLockStore implements LockStore {
             grant = conflictExists(connection, request, now) ? null
                     : insert(connection, tables.held(), request, now, request.lease());
             if (grant == null) {
-                return busyNow(connection, request, now);
+                return new HandOff(released, busyNow(connection, request, now, nameHolders));
             }
         }
         if (request.ticket() > 0) {
             deleteWaiting(connection, request);
         }
-        return GrantResult.granted(grant);
+        return new HandOff(released, GrantResult.granted(grant));
     }
 
-    /** A busy answer naming the holders; empty if they left in between, and the caller looks again. */
-    private GrantResult busyNow(Connection connection, GrantRequest request, Instant now) throws SQLException {
-        return GrantResult.busy(findConflicts(connection, request, now));
+    /**
+     * A busy answer naming the holders (empty if they left in between, and the caller looks again),
+     * or, in a hand-off, naming nobody: the release must not wait for a query only the waiter needs.
+     */
+    private GrantResult busyNow(Connection connection, GrantRequest request, Instant now, boolean nameHolders)
+            throws SQLException {
+        return GrantResult.busy(nameHolders ? findConflicts(connection, request, now) : List.of());
     }
 
     @Override
@@ -333,11 +352,16 @@ public class JdbcLockStore implements LockStore {
      * rows went in, then the commit ({@link SqlDialect#pipelinesGrants}). Only a busy answer costs a
      * second round trip, to name the holders.
      */
-    private GrantResult pipelinedGrant(Connection connection, GrantRequest request) throws SQLException {
+    private HandOff pipelinedGrant(Connection connection, GrantRequest request, Grant releasing)
+            throws SQLException {
         List<SqlDialect.NodeLock> locks = nodeLocks(request);
         boolean shared = request.mode() == LockMode.SHARED;
         long waitersBefore = waitersBefore(request);
         StringBuilder sql = new StringBuilder(dialect.pipelinedSerialise());
+        if (releasing != null) {
+            // after the locks, as in every grant, so that the hand-off cannot deadlock with one
+            sql.append(notifyingRelease()).append("; ");
+        }
         sql.append("WITH c AS (SELECT ").append(dialect.now()).append(" AS now) INSERT INTO ").append(tables.held())
                 .append(" (").append(COLUMN_LIST).append(") SELECT v.*, c.now, ").append(dialect.plusMicros("c.now"))
                 .append(" FROM c, (").append(valueRows(request, "")).append(") AS v (").append(UNTIMED_COLUMN_LIST)
@@ -355,6 +379,9 @@ public class JdbcLockStore implements LockStore {
         sql.append(dialect.pipelinedEnd());
         try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
             int i = dialect.bindSerialise(connection, ps, 1, locks);
+            if (releasing != null) {
+                i = bindRelease(ps, i, releasing, Duration.ZERO);
+            }
             ps.setLong(i++, request.lease().toNanos() / 1000);
             i = bindRows(ps, i, request, null, null);
             i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null, request.owner(),
@@ -363,24 +390,42 @@ public class JdbcLockStore implements LockStore {
                 ps.setString(i++, request.grantId());
                 ps.setString(i, request.grantId());
             }
-            return pipelinedResult(connection, ps, request);
+            return pipelinedResult(connection, ps, request, releasing != null);
         }
     }
 
-    /** Reads the answers of {@link #pipelinedGrant}: the serialising time, then the inserted rows. */
-    private GrantResult pipelinedResult(Connection connection, PreparedStatement ps, GrantRequest request)
-            throws SQLException {
+    /**
+     * Reads the answers of {@link #pipelinedGrant}: the serialising time, the count of a release,
+     * then the inserted rows.
+     */
+    private HandOff pipelinedResult(Connection connection, PreparedStatement ps, GrantRequest request,
+            boolean releasing) throws SQLException {
         Answer answer = new Answer();
+        // result sets in statement order: the serialising SELECT, the release's count, the inserted rows
+        int releasedAt = releasing ? 1 : -1;
+        int insertedAt = releasing ? 2 : 1;
         readResultSets(ps, (n, rs) -> {
             if (n == 0) {
                 answer.now = dialect.getTime(rs, 2).truncatedTo(ChronoUnit.MICROS);
             }
-            else if (n == 1) {
+            else if (n == releasedAt) {
+                answer.released = rs.getInt(1) > 0;
+            }
+            else if (n == insertedAt) {
                 answer.token = Math.min(answer.token, rs.getLong(1));
                 answer.expires = dialect.getTime(rs, 2);
             }
         });
-        return answer.result(connection, request);
+        return answer.result(connection, request, !releasing);
+    }
+
+    /** The release of a hand-off as a statement answering its count in a result set, as pipelined grants read it. */
+    private String notifyingRelease() {
+        String notifying = dialect.notifying(releaseSql(Duration.ZERO), channel, tables.waiting());
+        if (notifying == null) {
+            throw new IllegalStateException(dialect.name() + " pipelines grants but cannot answer a release's count");
+        }
+        return notifying;
     }
 
     /** What a grant in one round trip answered: the time once its locks were held, and its rows if it inserted any. */
@@ -392,15 +437,17 @@ public class JdbcLockStore implements LockStore {
 
         private Instant expires;
 
-        GrantResult result(Connection connection, GrantRequest request) throws SQLException {
+        private boolean released;
+
+        HandOff result(Connection connection, GrantRequest request, boolean nameHolders) throws SQLException {
             if (now == null) {
                 throw new SQLException("The grant statement answered no time");
             }
             if (expires == null) {
-                return busyNow(connection, request, now);
+                return new HandOff(released, busyNow(connection, request, now, nameHolders));
             }
-            return GrantResult.granted(new Grant(request.grantId(), request.owner(), token, request.paths().size(),
-                    expires));
+            return new HandOff(released, GrantResult.granted(new Grant(request.grantId(), request.owner(), token,
+                    request.paths().size(), expires)));
         }
     }
 
@@ -431,10 +478,11 @@ public class JdbcLockStore implements LockStore {
      * node rows created and locked, the clock read, the rows inserted unless something conflicts,
      * the waiting row of a queued request removed, committed.
      */
-    private GrantResult blockGrant(Connection connection, GrantRequest request) throws SQLException {
+    private HandOff blockGrant(Connection connection, GrantRequest request, Grant releasing) throws SQLException {
         List<SqlDialect.NodeLock> locks = nodeLocks(request);
         long waitersBefore = waitersBefore(request);
-        StringBuilder sql = new StringBuilder(dialect.blockOpening(tables, locks));
+        String release = releasing != null ? releaseSql(Duration.ZERO) : null;
+        StringBuilder sql = new StringBuilder(dialect.blockOpening(tables, locks, release));
         conflicts.appendBranches(sql, false, dialect.blockClock(), request.kind(), request.paths(), request.owner(),
                 request.mode() == LockMode.SHARED, waitersBefore);
         sql.append(dialect.blockThen()).append("INSERT INTO ").append(tables.held()).append(" (").append(COLUMN_LIST)
@@ -445,26 +493,33 @@ public class JdbcLockStore implements LockStore {
         sql.append(dialect.blockClosing());
         try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
             int i = dialect.bindBlockOpening(ps, 1, request.lease(), locks);
+            if (releasing != null) {
+                i = bindRelease(ps, i, releasing, Duration.ZERO);
+            }
             i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null, request.owner(),
                     waitersBefore);
             i = bindRows(ps, i, request, null, null);
             if (request.ticket() > 0) {
                 ps.setString(i, request.grantId());
             }
-            return blockResult(connection, ps, request);
+            return blockResult(connection, ps, request, releasing != null);
         }
     }
 
-    /** Reads the one row of {@link #blockGrant}: token, expiry and time, or nulls and the time when busy. */
-    private GrantResult blockResult(Connection connection, PreparedStatement ps, GrantRequest request)
+    /**
+     * Reads the one row of {@link #blockGrant}: token, expiry and time, or nulls and the time when
+     * busy, then the count of a release.
+     */
+    private HandOff blockResult(Connection connection, PreparedStatement ps, GrantRequest request, boolean releasing)
             throws SQLException {
         Answer answer = new Answer();
         readResultSets(ps, (n, rs) -> {
             answer.token = rs.getLong(1);
             answer.expires = rs.wasNull() ? null : dialect.getTime(rs, 2);
             answer.now = dialect.getTime(rs, 3);
+            answer.released = rs.getInt(4) > 0;
         });
-        return answer.result(connection, request);
+        return answer.result(connection, request, !releasing);
     }
 
     /**
@@ -524,27 +579,46 @@ public class JdbcLockStore implements LockStore {
 
     @Override
     public boolean release(Grant grant, Duration keepFor) {
-        // only live rows count: an expired grant may belong to nobody or be overtaken; the purge removes it
-        String live = " WHERE grant_id = ? AND owner_token = ? AND expires_at > " + dialect.now();
-        String sql = keepFor.isZero()
-                ? "DELETE FROM " + tables.held() + live
-                // lockAtLeastFor: end the lease at acquired_at + keepFor (in the past if that has passed already)
-                : "UPDATE " + tables.held() + " SET expires_at = CASE WHEN " + dialect.plusMicros("acquired_at")
-                        + " < expires_at THEN " + dialect.plusMicros("acquired_at") + " ELSE expires_at END" + live;
-        StoreTransactions.SqlWork<Integer> work = connection -> modifyAndNotify(connection, sql, ps -> {
-            int i = 1;
-            if (!keepFor.isZero()) {
-                long micros = keepFor.toNanos() / 1000;
-                ps.setLong(i++, micros);
-                ps.setLong(i++, micros);
-            }
-            ps.setString(i++, grant.grantId());
-            ps.setString(i, grant.owner());
-        });
+        StoreTransactions.SqlWork<Integer> work = releaseWork(grant, keepFor);
         if (inCallersTransaction()) {
             return releaseWithCallersTransaction(grant, keepFor, work);
         }
         return transactions.autoCommit("release a lock", work) > 0;
+    }
+
+    @Override
+    public void discard(Grant grant) {
+        transactions.autoCommit("release a lock granted to a waiter that had left", releaseWork(grant, Duration.ZERO));
+    }
+
+    /** The release of a grant on a given connection, telling other nodes where the database can. */
+    private StoreTransactions.SqlWork<Integer> releaseWork(Grant grant, Duration keepFor) {
+        String sql = releaseSql(keepFor);
+        return connection -> modifyAndNotify(connection, sql, ps -> bindRelease(ps, 1, grant, keepFor));
+    }
+
+    /** Deletes a grant's live rows, or with {@code keepFor} ends their lease that long after the grant. */
+    private String releaseSql(Duration keepFor) {
+        // only live rows count: an expired grant may belong to nobody or be overtaken; the purge removes it
+        String live = " WHERE grant_id = ? AND owner_token = ? AND expires_at > " + dialect.now();
+        return keepFor.isZero()
+                ? "DELETE FROM " + tables.held() + live
+                // lockAtLeastFor: end the lease at acquired_at + keepFor (in the past if that has passed already)
+                : "UPDATE " + tables.held() + " SET expires_at = CASE WHEN " + dialect.plusMicros("acquired_at")
+                        + " < expires_at THEN " + dialect.plusMicros("acquired_at") + " ELSE expires_at END" + live;
+    }
+
+    /** Binds {@link #releaseSql} from parameter {@code index}; returns the next index. */
+    private static int bindRelease(PreparedStatement ps, int index, Grant grant, Duration keepFor) throws SQLException {
+        int i = index;
+        if (!keepFor.isZero()) {
+            long micros = keepFor.toNanos() / 1000;
+            ps.setLong(i++, micros);
+            ps.setLong(i++, micros);
+        }
+        ps.setString(i++, grant.grantId());
+        ps.setString(i++, grant.owner());
+        return i;
     }
 
     /**

@@ -24,14 +24,16 @@ public class MariaDbDialect extends MySqlDialect {
      * Opens the block and its transaction, creates the node rows that are missing (those that exist
      * are locked by the inserts: shared by {@code INSERT IGNORE}, exclusive by {@code ON DUPLICATE
      * KEY UPDATE}, so nothing is upgraded later), locks them all again as the MySQL protocol does,
-     * reads the clock, and ends by opening the count of conflicts. Bound by {@link #bindBlockOpening}.
+     * releases the grant of a hand-off, reads the clock, and ends by opening the count of conflicts.
+     * Bound by {@link #bindBlockOpening}.
      */
     @Override
-    String blockOpening(LockTables tables, List<NodeLock> locks) {
+    String blockOpening(LockTables tables, List<NodeLock> locks, String releasing) {
         int shared = keys(locks, false).size();
         int exclusive = keys(locks, true).size();
         StringBuilder sql = new StringBuilder("BEGIN NOT ATOMIC DECLARE grant_time DATETIME(6);");
-        sql.append(" DECLARE grant_lease BIGINT DEFAULT ?; DECLARE grant_nodes INT; DECLARE grant_conflicts INT;");
+        sql.append(" DECLARE grant_lease BIGINT DEFAULT ?; DECLARE grant_nodes INT; DECLARE grant_conflicts INT;"
+                + " DECLARE grant_released INT DEFAULT 0;");
         sql.append(" SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION;");
         if (shared > 0) {
             sql.append(' ').append(createNodes(tables, shared, false)).append(';');
@@ -39,6 +41,9 @@ public class MariaDbDialect extends MySqlDialect {
         }
         sql.append(' ').append(createNodes(tables, exclusive, true)).append(';');
         sql.append(" SELECT COUNT(*) INTO grant_nodes").append(lockedNodes(tables, exclusive, true)).append(';');
+        if (releasing != null) {
+            sql.append(' ').append(releasing).append("; SET grant_released = ROW_COUNT();");
+        }
         // IF NOT EXISTS (...) over the branches took a millisecond more inside a block than this count
         sql.append(" SET grant_time = UTC_TIMESTAMP(6); SELECT COUNT(*) INTO grant_conflicts FROM (");
         return sql.toString();
@@ -81,7 +86,7 @@ public class MariaDbDialect extends MySqlDialect {
     // the first id of a multi-row insert is the smallest: the fencing token
     @Override
     String blockClosing() {
-        return "; SELECT LAST_INSERT_ID(), grant_time + INTERVAL grant_lease MICROSECOND, grant_time;"
-                + " ELSE SELECT NULL, NULL, grant_time; END IF; COMMIT; END";
+        return "; SELECT LAST_INSERT_ID(), grant_time + INTERVAL grant_lease MICROSECOND, grant_time, grant_released;"
+                + " ELSE SELECT NULL, NULL, grant_time, grant_released; END IF; COMMIT; END";
     }
 }

@@ -173,8 +173,14 @@ public abstract class SqlDialect {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
     }
 
-    /** The start of a block grant, up to the conflict query; bound by {@link #bindBlockOpening}. */
-    String blockOpening(LockTables tables, List<NodeLock> locks) {
+    /**
+     * The start of a block grant, up to the conflict query; bound by {@link #bindBlockOpening}, then
+     * by the parameters of {@code releasing}.
+     *
+     * @param releasing a statement releasing a grant once the locks are held (a hand-off), or null;
+     *                  {@link #blockClosing} answers its count
+     */
+    String blockOpening(LockTables tables, List<NodeLock> locks, String releasing) {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
     }
 
@@ -194,7 +200,10 @@ public abstract class SqlDialect {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
     }
 
-    /** Ends a block grant after its insert: answers, commits and closes the block. */
+    /**
+     * Ends a block grant after its insert: answers token, expiry, time and the rows of the release
+     * (0 without one), commits and closes the block.
+     */
     String blockClosing() {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
     }

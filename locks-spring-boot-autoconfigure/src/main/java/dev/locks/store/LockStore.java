@@ -85,6 +85,33 @@ public interface LockStore {
     boolean release(Grant grant, Duration keepFor);
 
     /**
+     * Releases a grant and, in the same transaction, tries to grant a waiting request: a release
+     * handing its lock to a waiter of the same JVM, who then holds it one commit after the release
+     * began instead of two. The grant follows the rules of {@link #tryGrant}; when it cannot be
+     * made, the release still is, and the busy answer names no holders (the waiter looks for itself).
+     * Either both happen or, if this throws, neither.
+     *
+     * @param grant the grant to release now (no {@code lockAtLeastFor})
+     * @param next a queued request (its ticket set) that overlaps the released grant
+     * @return the outcome, or null when this store cannot combine the two now (for instance inside a
+     *         caller's transaction): then release and let the waiter try on its own
+     */
+    default HandOff releaseAndGrant(Grant grant, GrantRequest next) {
+        return null;
+    }
+
+    /**
+     * Releases a grant that no caller's work depends on, one made by {@link #releaseAndGrant} for a
+     * waiter that had stopped waiting: at once, in a transaction of its own, never joining one of
+     * the caller's.
+     *
+     * @param grant the grant
+     */
+    default void discard(Grant grant) {
+        release(grant, Duration.ZERO);
+    }
+
+    /**
      * Extends the leases of still-live grants to {@code lease} from now, in one round where possible.
      *
      * @param grants grants of this node

@@ -145,6 +145,28 @@ abstract class TransactionBoundaryContract {
     }
 
     @Test
+    void aWaiterOnTheSameNodeSeesTheCommittedRow() throws Exception {
+        // a waiter of this JVM may get the lock in the release's own transaction, after the commit
+        assertReaderSeesRow(106, writer, afterInsert -> writer.writeSlowly(106, untilTheReaderSleeps(afterInsert)));
+    }
+
+    @Test
+    void withTheLockOrderedInsideTheTransactionAWaiterOnTheSameNodeSeesTheCommittedRow() throws Exception {
+        // the release joins the transaction, so it hands nothing over before the commit
+        assertReaderSeesRow(107, insideWriter,
+                afterInsert -> insideWriter.writeSlowly(107, untilTheReaderSleeps(afterInsert)));
+    }
+
+    @Test
+    void insideAnOuterTransactionAWaiterOnTheSameNodeSeesTheCommittedRow() throws Exception {
+        assertReaderSeesRow(108, writer, afterInsert -> writerTransactions.executeWithoutResult(status -> {
+            writer.write(108);
+            untilTheReaderSleeps(afterInsert).run();
+            slowCommit();
+        }));
+    }
+
+    @Test
     void aRolledBackTransactionReleasesTheLock() {
         assertThatThrownBy(() -> writer.writeThenFail(201)).hasMessage("rejected 201");
         assertThat(nodes.isLocked("/docs/201")).isFalse();
@@ -200,6 +222,12 @@ abstract class TransactionBoundaryContract {
      * same lock and counts the rows as soon as it has it.
      */
     private void assertReaderSeesRow(int id, java.util.function.Consumer<Runnable> write) throws Exception {
+        assertReaderSeesRow(id, reader, write);
+    }
+
+    /** As {@link #assertReaderSeesRow(int, java.util.function.Consumer)}, with the reader given. */
+    private void assertReaderSeesRow(int id, Documents reader, java.util.function.Consumer<Runnable> write)
+            throws Exception {
         CountDownLatch inserted = new CountDownLatch(1);
         CompletableFuture<Void> writing = CompletableFuture.runAsync(() -> write.accept(inserted::countDown));
         assertThat(inserted.await(20, TimeUnit.SECONDS)).isTrue();
@@ -207,6 +235,17 @@ abstract class TransactionBoundaryContract {
         writing.get(20, TimeUnit.SECONDS);
         assertThat(seen).as("rows the next holder of the lock sees").isEqualTo(1);
         assertThat(nodes.isLocked("/docs/" + id)).isFalse();
+    }
+
+    /**
+     * Lets the reader in once the row is inserted, then gives it time to queue and fall asleep, so
+     * that the release finds a waiter of its JVM to hand the lock to.
+     */
+    private static Runnable untilTheReaderSleeps(Runnable afterInsert) {
+        return () -> {
+            afterInsert.run();
+            PathLockedContract.sleep(300);
+        };
     }
 
     private int rows(int id) {

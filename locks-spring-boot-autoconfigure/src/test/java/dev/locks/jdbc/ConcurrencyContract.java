@@ -117,6 +117,8 @@ abstract class ConcurrencyContract extends LockServiceContract {
         assertThat(model.violations()).as("overlapping conflicting grants: " + model.examples()).isZero();
         assertThat(granted.get()).as("grants made").isGreaterThan(100);
         assertThat(sharedGranted.get()).as("shared grants made").isGreaterThan(10);
+        assertThat(nodes.stream().mapToLong(JdbcLockService::handOffCount).sum())
+                .as("releases that handed their lock to a waiter of their node").isPositive();
     }
 
     @Test
@@ -149,6 +151,8 @@ abstract class ConcurrencyContract extends LockServiceContract {
         pool.shutdownNow();
         assertThat(entries.get()).isEqualTo(150);
         assertThat(maxInside.get()).isLessThanOrEqualTo(3).isGreaterThanOrEqualTo(2);
+        assertThat(nodes.stream().mapToLong(JdbcLockService::handOffCount).sum())
+                .as("permits handed to a waiter of the releasing node").isPositive();
     }
 
     /** Rounds of the first-use race, each on a subtree no request has touched before. */

@@ -32,6 +32,14 @@ class OnH2Test {
     }
 
     @Nested
+    class HandOffs extends HandOffContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.H2;
+        }
+    }
+
+    @Nested
     class Concurrency extends ConcurrencyContract {
         @Override
         protected TestDatabase database() {

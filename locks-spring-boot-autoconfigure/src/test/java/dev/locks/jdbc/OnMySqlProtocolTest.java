@@ -38,6 +38,19 @@ class OnMySqlProtocolTest {
     }
 
     @Nested
+    class HandOffs extends HandOffContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.MYSQL;
+        }
+
+        @Override
+        protected SqlDialect dialect() {
+            return new MySqlDialect();
+        }
+    }
+
+    @Nested
     class Concurrency extends ConcurrencyContract {
         @Override
         protected TestDatabase database() {

@@ -32,6 +32,14 @@ class OnMySqlTest {
     }
 
     @Nested
+    class HandOffs extends HandOffContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.MYSQL;
+        }
+    }
+
+    @Nested
     class Concurrency extends ConcurrencyContract {
         @Override
         protected TestDatabase database() {

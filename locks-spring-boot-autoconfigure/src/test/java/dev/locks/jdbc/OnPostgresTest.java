@@ -32,6 +32,14 @@ class OnPostgresTest {
     }
 
     @Nested
+    class HandOffs extends HandOffContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.POSTGRESQL;
+        }
+    }
+
+    @Nested
     class Concurrency extends ConcurrencyContract {
         @Override
         protected TestDatabase database() {

@@ -41,8 +41,9 @@ class RoundTripTest {
                     4,
                     // the SELECT finds nodes missing: + MERGE of the nodes (one batch) + SELECT ... FOR UPDATE again
                     6,
-                    // a queued request's grant also deletes its waiting row
-                    5);
+                    // a hand-off: a queued request's grant, which also deletes its waiting row, with the
+                    // release's DELETE after the node locks
+                    6);
         }
     }
 
@@ -52,7 +53,8 @@ class RoundTripTest {
             // one anonymous compound statement (BEGIN NOT ATOMIC ... END) opens a READ COMMITTED transaction,
             // creates and locks the node rows, checks for conflicts, inserts and commits
             super(TestDatabase.MYSQL, null, 1, 1,
-                    // the block removes the waiting row too
+                    // in a hand-off the block deletes the released grant after the node locks and the waiting
+                    // row after the insert
                     1);
         }
     }
@@ -71,8 +73,9 @@ class RoundTripTest {
                     // row (locked shared), INSERT ... ON DUPLICATE KEY UPDATE of the path's (locked exclusive),
                     // then the SELECT; a new path under a known folder needs only the second
                     8,
-                    // a queued request's grant also deletes its waiting row
-                    7);
+                    // a hand-off: a queued request's grant, which also deletes its waiting row, with the
+                    // release's DELETE after the node locks
+                    8);
         }
     }
 
@@ -86,7 +89,8 @@ class RoundTripTest {
                     // path), INSERT ... SELECT ... WHERE NOT EXISTS (conflicts) RETURNING id, COMMIT
                     1,
                     1,
-                    // a third statement in the same execution removes the waiting row
+                    // in a hand-off the release's DELETE (with its NOTIFY) joins them after the locks, and a
+                    // DELETE of the waiting row follows the insert
                     1);
         }
     }
@@ -102,7 +106,7 @@ class RoundTripTest {
 
         private final int acquireOfANewPath;
 
-        private final int grantOfAQueuedRequest;
+        private final int handOff;
 
         private HikariDataSource pool;
 
@@ -115,12 +119,12 @@ class RoundTripTest {
         private String folder;
 
         Counts(TestDatabase database, SqlDialect dialect, int acquireOfAKnownPath, int acquireOfANewPath,
-                int grantOfAQueuedRequest) {
+                int handOff) {
             this.database = database;
             this.dialect = dialect;
             this.acquireOfAKnownPath = acquireOfAKnownPath;
             this.acquireOfANewPath = acquireOfANewPath;
-            this.grantOfAQueuedRequest = grantOfAQueuedRequest;
+            this.handOff = handOff;
         }
 
         @BeforeAll
@@ -195,7 +199,7 @@ class RoundTripTest {
         }
 
         @Test
-        void aWaiterWokenByAReleaseInThisJvmGrantsWithoutLookingFirst() throws Exception {
+        void aReleaseHandsTheLockToAWaiterAsleepInThisJvmInOneTransaction() throws Exception {
             // a backoff of a minute: the waiter asks the database again only when a release wakes it
             JdbcLockService.Builder builder = JdbcLockService.builder(counting.dataSource()).tablePrefix(prefix)
                     .settings(LockSettings.builder().nodeId("round-trips-waiting").purgeInterval(null)
@@ -215,8 +219,8 @@ class RoundTripTest {
                     waiter.join().release();
                 });
 
-                // the release, the waiter's grant (which also removes its queue record), its release
-                assertThat(statements).isEqualTo(2 + grantOfAQueuedRequest);
+                // the release with the waiter's grant (which also removes its queue record), the waiter's release
+                assertThat(statements).isEqualTo(handOff + 1);
             }
         }
 

@@ -33,7 +33,7 @@ final class SqlTextScanner {
     /** Local variables and fields that hold SQL text; their assignments are checked too. */
     static final Set<String> SQL_VARIABLES = Set.of("sql", "live", "filter", "rowFilter", "select", "waiters", "ids",
             "values", "COLUMN_LIST", "UNTIMED_COLUMN_LIST", "channel", "notifying", "SERIALISE", "COLUMNS", "where", "leave",
-            "BOUND_CLOCK", "times", "BOUND_TIMES");
+            "BOUND_CLOCK", "times", "BOUND_TIMES", "release");
 
     /** Builders whose every {@code append} adds SQL text. */
     static final Set<String> SQL_BUILDERS = Set.of("sql", "where");
@@ -44,7 +44,7 @@ final class SqlTextScanner {
      * {@code statement} is a statement of the shipped schema script with the validated prefix.
      */
     static final Set<String> SQL_PARAMETERS = Set.of("table", "column", "modification", "prefix", "statement",
-            "sqlPrefix", "waitTable", "clock");
+            "sqlPrefix", "waitTable", "clock", "releasing");
 
     /** Statement methods are sinks only on statement receivers ({@code RetryTemplate.execute} is not SQL). */
     private static final Set<String> STATEMENT_RECEIVERS = Set.of("st", "ps", "stmt", "statement");
@@ -62,13 +62,15 @@ final class SqlTextScanner {
 
     /**
      * Calls whose result may be SQL text: table names, dialect fragments, an int, and the store's
-     * {@code valueRows}, whose body (placeholders only) this rule checks like any other SQL text.
+     * {@code valueRows} (placeholders only), {@code releaseSql} and {@code notifyingRelease}, whose
+     * bodies this rule checks like any other SQL text.
      */
     private static final Set<String> FRAGMENT_CALLS = Set.of("tables.held()", "tables.waiting()", "tables.node()",
             "tables.prefix()", "dialect.now()", "now()", "dialect.subtree()", "query.limit()", "sql.toString()",
             "COLUMNS", "PathConflictQuery.COLUMNS", "valueRows(request,BOUND_TIMES)", "valueRows(request,\"\")",
             "valueRows(request,\", \"+dialect.blockTimes())",
-            "dialect.pipelinedSerialise()", "dialect.blockOpening(tables,locks)", "dialect.blockClock()",
+            "dialect.pipelinedSerialise()", "dialect.blockOpening(tables,locks,release)", "dialect.blockClock()",
+            "releaseSql(Duration.ZERO)", "releaseSql(keepFor)", "notifyingRelease()",
             "dialect.blockThen()", "dialect.blockClosing()", "dialect.pipelinedEnd()", "dialect.blockTimes()");
 
     private record Token(String text, int line) {
@@ -258,7 +260,7 @@ final class SqlTextScanner {
         }
         String text = join(piece);
         if (piece.size() == 1 && (piece.get(0).literal() || SQL_VARIABLES.contains(text) || SQL_PARAMETERS.contains(text)
-                || text.equals("limit"))) {
+                || text.equals("limit") || text.equals("null"))) {
             return;
         }
         if (text.matches("new StringBuilder\\(.*\\)")) {
@@ -282,7 +284,8 @@ final class SqlTextScanner {
             return;
         }
         if (text.matches("dialect\\.plusMicros\\(\"[\\w.]+\"\\)")
-                || text.matches("dialect\\.notifying\\((sql|modification|leave),channel,tables\\.waiting\\(\\)\\)")) {
+                || text.matches("dialect\\.notifying\\((sql|modification|leave|releaseSql\\(Duration\\.ZERO\\)),channel,"
+                        + "tables\\.waiting\\(\\)\\)")) {
             return;
         }
         // the MySQL dialect's node-row builders, whose own bodies this rule checks: a count and a mode

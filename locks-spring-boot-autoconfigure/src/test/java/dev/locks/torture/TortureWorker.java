@@ -186,6 +186,9 @@ public final class TortureWorker {
         catch (RuntimeException ex) {
             count("closeFailed");
         }
+        // how many grants came from a release of this JVM in its own transaction, so that the report
+        // shows the hand-off was exercised under the faults
+        count("handOffs", locks.handOffCount());
         Map<String, Long> snapshot = new TreeMap<>();
         counters.forEach((k, v) -> snapshot.put(k, v.get()));
         log.counters(snapshot);

@@ -1,0 +1,164 @@
+package dev.locks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import com.zaxxer.hikari.HikariDataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import dev.locks.jdbc.JdbcLockStore;
+import dev.locks.jdbc.SqlDialect;
+import dev.locks.store.LockStore;
+import dev.locks.testing.TestDatabase;
+
+/**
+ * A waiter that stops waiting while a release is handing it the lock: the grant made for it must
+ * not outlive it. The store here passes everything to a JDBC store on H2, but holds every hand-off
+ * until the test lets it go on.
+ */
+class HandOffRaceTest {
+
+    private final CountDownLatch handOffStarted = new CountDownLatch(1);
+
+    private final CountDownLatch goOn = new CountDownLatch(1);
+
+    private final AtomicInteger handOffs = new AtomicInteger();
+
+    private final AtomicInteger grants = new AtomicInteger();
+
+    private HikariDataSource pool;
+
+    private String prefix;
+
+    private DefaultLockService locks;
+
+    /** The lock whose release hands over, taken by {@link #waitFor}. */
+    private LockHandle held;
+
+    @BeforeEach
+    void start() {
+        prefix = TestDatabase.uniquePrefix();
+        pool = TestDatabase.H2.newPool(4);
+        JdbcLockStore jdbc = new JdbcLockStore(pool, SqlDialect.detect(pool), prefix);
+        jdbc.createSchema();
+        // a minute's backoff: the waiter sleeps until a release here wakes it
+        locks = new DefaultLockService(stalling(jdbc), LockSettings.builder().nodeId("race").slowWaitLog(null)
+                .purgeInterval(null).backoff(Duration.ofMinutes(1), 1.0, Duration.ofMinutes(1), Duration.ZERO).build(),
+                null);
+    }
+
+    @AfterEach
+    void stop() {
+        locks.close();
+        TestDatabase.dropTables(pool, prefix);
+        pool.close();
+    }
+
+    @Test
+    void aGrantHandedToAWaiterWhoseWaitEndedMeanwhileIsReleased() throws Exception {
+        CompletableFuture<LockHandle> waiter = waitFor(Duration.ofMillis(1500), new AtomicReference<>());
+        CompletableFuture<Boolean> release = startHandOff();
+
+        // the waiter's time runs out while the release's transaction is under way
+        assertThatThrownBy(() -> waiter.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(LockTimeoutException.class);
+        goOn.countDown();
+
+        assertThat(release.get(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(handOffs).as("the release did hand the lock over").hasValue(1);
+        assertThat(locks.holders(null, "/race")).as("nobody holds what was granted to the waiter that left").isEmpty();
+        assertThat(locks.tryAcquire(exclusive().build())).isPresent();
+    }
+
+    @Test
+    void aWaiterInterruptedDuringAHandOffThrowsAndItsGrantIsReleased() throws Exception {
+        AtomicReference<Thread> waiting = new AtomicReference<>();
+        CompletableFuture<LockHandle> waiter = waitFor(Duration.ofSeconds(30), waiting);
+        CompletableFuture<Boolean> release = startHandOff();
+
+        waiting.get().interrupt();
+        assertThatThrownBy(() -> waiter.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(LockInterruptedException.class);
+        goOn.countDown();
+
+        assertThat(release.get(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(locks.holders(null, "/race")).isEmpty();
+    }
+
+    @Test
+    void aWaiterWakingDuringAHandOffTakesTheGrantInsteadOfAskingTheStore() throws Exception {
+        CompletableFuture<LockHandle> waiter = waitFor(Duration.ofSeconds(30), new AtomicReference<>());
+        CompletableFuture<Boolean> release = startHandOff();
+        int grantsBefore = grants.get();
+        goOn.countDown();
+
+        LockHandle got = waiter.get(10, TimeUnit.SECONDS);
+        assertThat(release.get(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(got.isValid()).isTrue();
+        assertThat(grants).as("grants the waiter asked for itself").hasValue(grantsBefore);
+        got.release();
+    }
+
+    private static LockRequest.Builder exclusive() {
+        return LockRequest.paths("/race").exclusive();
+    }
+
+    /** Holds {@code /race}, then starts a waiter for it and returns once the waiter is asleep. */
+    private CompletableFuture<LockHandle> waitFor(Duration wait, AtomicReference<Thread> waiting)
+            throws InterruptedException {
+        held = locks.acquire(exclusive().build());
+        CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(() -> {
+            waiting.set(Thread.currentThread());
+            return locks.acquire(exclusive().waitAtMost(wait).build());
+        });
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (locks.waitingCount() == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertThat(locks.waitingCount()).isPositive();
+        Thread.sleep(200);
+        return waiter;
+    }
+
+    /** Releases the holder's lock on another thread and returns once its hand-off is stalled in the store. */
+    private CompletableFuture<Boolean> startHandOff() throws InterruptedException {
+        CompletableFuture<Boolean> release = CompletableFuture.supplyAsync(held::release);
+        assertThat(handOffStarted.await(10, TimeUnit.SECONDS)).isTrue();
+        return release;
+    }
+
+    /** {@code store} with every hand-off held until {@link #goOn} opens, counting hand-offs and grants. */
+    private LockStore stalling(LockStore store) {
+        return (LockStore) Proxy.newProxyInstance(LockStore.class.getClassLoader(), new Class<?>[] { LockStore.class },
+                (proxy, method, args) -> {
+                    if (method.getName().equals("releaseAndGrant")) {
+                        handOffStarted.countDown();
+                        if (!goOn.await(30, TimeUnit.SECONDS)) {
+                            throw new IllegalStateException("the test never let the hand-off go on");
+                        }
+                        handOffs.incrementAndGet();
+                    }
+                    else if (method.getName().equals("tryGrant")) {
+                        grants.incrementAndGet();
+                    }
+                    try {
+                        return method.invoke(store, args);
+                    }
+                    catch (InvocationTargetException ex) {
+                        throw ex.getCause();
+                    }
+                });
+    }
+}

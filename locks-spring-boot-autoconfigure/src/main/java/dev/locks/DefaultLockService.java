@@ -440,6 +440,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 }
                 if (!granted) {
                     leaveQueue(queued);
+                    wakeups.left(queued);
                 }
             }
         }

@@ -1,6 +1,8 @@
 package dev.locks;
 
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -52,6 +54,14 @@ final class LocalWakeups {
      */
     void released(LockKind kind, String tenant, List<LockPath> paths, boolean freed) {
         List<Waiter> overlapping = overlapping(kind, tenant, paths);
+        if (kind != LockKind.PATH) {
+            // a permit or a singleton frees one place, which only one waiter can take: waking the others
+            // would have each of them look in vain, and keep them too busy for a release to hand over to
+            if (freed) {
+                tellFirstUntold(overlapping);
+            }
+            return;
+        }
         Waiter first = first(overlapping);
         // only the waiter queued first may skip its look: the others would try grants that must fail
         if (freed && first != null) {
@@ -61,13 +71,22 @@ final class LocalWakeups {
     }
 
     /**
-     * Another node released something in this tenant: every waiter of the tenant looks again, but
+     * Another node released something in this tenant: every path waiter of the tenant looks again, but
      * the one queued first, which may be next, tries at once; it costs one more statement if the
-     * release freed something else.
+     * release freed something else. Of the waiters for a permit or singleton, the first of each name
+     * tries, since the release freed at most one place.
      */
     void releasedInScope(LockKind kind, String tenant) {
         Set<Waiter> waiters = waitersByScope.get(scopeKey(kind, tenant));
         if (waiters == null) {
+            return;
+        }
+        if (kind != LockKind.PATH) {
+            Map<List<LockPath>, List<Waiter>> byName = new HashMap<>();
+            for (Waiter waiter : waiters) {
+                byName.computeIfAbsent(waiter.queued.paths(), k -> new ArrayList<>()).add(waiter);
+            }
+            byName.values().forEach(LocalWakeups::tellFirstUntold);
             return;
         }
         Waiter first = first(waiters);
@@ -75,6 +94,41 @@ final class LocalWakeups {
             first.overlappingRelease = true;
         }
         waiters.forEach(Waiter::signal);
+    }
+
+    /**
+     * A waiter of this JVM left the queue without the lock, so the conflicting requests queued after it
+     * may go ahead: they look again. Nodes elsewhere learn of it from the store's notice or their poll.
+     */
+    void left(GrantRequest queued) {
+        List<Waiter> behind = new ArrayList<>();
+        for (Waiter waiter : overlapping(queued.kind(), queued.tenant(), queued.paths())) {
+            if (waiter.queued.ticket() > queued.ticket()) {
+                behind.add(waiter);
+            }
+        }
+        if (queued.kind() != LockKind.PATH) {
+            tellFirstUntold(behind);
+            return;
+        }
+        behind.forEach(Waiter::signal);
+    }
+
+    /**
+     * Tells the waiter queued first that a place came free, unless an earlier release has told it
+     * already and it has not tried yet: two places freed in quick succession go to two waiters.
+     */
+    private static void tellFirstUntold(Collection<Waiter> waiters) {
+        Waiter first = null;
+        for (Waiter waiter : waiters) {
+            if (!waiter.overlappingRelease && (first == null || waiter.queued.ticket() < first.queued.ticket())) {
+                first = waiter;
+            }
+        }
+        if (first != null) {
+            first.overlappingRelease = true;
+            first.signal();
+        }
     }
 
     private List<Waiter> overlapping(LockKind kind, String tenant, List<LockPath> paths) {

@@ -79,6 +79,81 @@ class LocalWakeupsTest {
     }
 
     @Test
+    void aPermitReleaseWakesOnlyTheFirstQueuedWaiterOfThatSemaphore() throws Exception {
+        LocalWakeups.Waiter later = wakeups.register(permit("/exports", 5));
+        LocalWakeups.Waiter first = wakeups.register(permit("/exports", 3));
+        LocalWakeups.Waiter otherSemaphore = wakeups.register(permit("/imports", 1));
+
+        wakeups.released(LockKind.SEMAPHORE, "t", paths("/exports"), true);
+
+        assertThat(first.await(0)).isTrue();
+        assertThat(first.takeOverlappingRelease()).isTrue();
+        assertThat(later.await(0)).isFalse();
+        assertThat(otherSemaphore.await(0)).isFalse();
+    }
+
+    @Test
+    void twoPermitReleasesBeforeTheFirstWaiterTriesWakeTheFirstTwo() throws Exception {
+        LocalWakeups.Waiter third = wakeups.register(permit("/exports", 7));
+        LocalWakeups.Waiter second = wakeups.register(permit("/exports", 5));
+        LocalWakeups.Waiter first = wakeups.register(permit("/exports", 3));
+
+        wakeups.released(LockKind.SEMAPHORE, "t", paths("/exports"), true);
+        wakeups.released(LockKind.SEMAPHORE, "t", paths("/exports"), true);
+
+        assertThat(first.takeOverlappingRelease()).isTrue();
+        assertThat(second.takeOverlappingRelease()).isTrue();
+        assertThat(third.await(0)).isFalse();
+    }
+
+    @Test
+    void aPermitKeptOrHandedOverWakesNoWaiter() throws Exception {
+        LocalWakeups.Waiter waiter = wakeups.register(permit("/exports", 1));
+
+        wakeups.released(LockKind.SEMAPHORE, "t", paths("/exports"), false);
+
+        assertThat(waiter.await(0)).isFalse();
+    }
+
+    @Test
+    void aPermitReleaseElsewhereWakesTheFirstWaiterOfEachSemaphore() throws Exception {
+        LocalWakeups.Waiter exportsLater = wakeups.register(permit("/exports", 5));
+        LocalWakeups.Waiter exportsFirst = wakeups.register(permit("/exports", 3));
+        LocalWakeups.Waiter imports = wakeups.register(permit("/imports", 4));
+
+        wakeups.releasedInScope(LockKind.SEMAPHORE, "t");
+
+        assertThat(exportsFirst.takeOverlappingRelease()).isTrue();
+        assertThat(imports.takeOverlappingRelease()).isTrue();
+        assertThat(exportsLater.await(0)).isFalse();
+    }
+
+    @Test
+    void aWaiterLeavingWakesTheOverlappingWaitersQueuedAfterItOnly() throws Exception {
+        LocalWakeups.Waiter before = wakeups.register(queued("/a", 1));
+        LocalWakeups.Waiter after = wakeups.register(queued("/a/b", 5));
+        LocalWakeups.Waiter disjoint = wakeups.register(queued("/c", 6));
+
+        wakeups.left(queued("/a", 3));
+
+        assertThat(after.await(0)).isTrue();
+        assertThat(after.takeOverlappingRelease()).as("a leaving waiter frees no lock: look first").isFalse();
+        assertThat(before.await(0)).isFalse();
+        assertThat(disjoint.await(0)).isFalse();
+    }
+
+    @Test
+    void aPermitWaiterLeavingLetsTheNextQueuedTry() throws Exception {
+        LocalWakeups.Waiter next = wakeups.register(permit("/exports", 5));
+        LocalWakeups.Waiter last = wakeups.register(permit("/exports", 7));
+
+        wakeups.left(permit("/exports", 3));
+
+        assertThat(next.takeOverlappingRelease()).isTrue();
+        assertThat(last.await(0)).isFalse();
+    }
+
+    @Test
     void aReleaseClaimsTheFirstQueuedOverlappingWaiterWhileItSleeps() throws Exception {
         LocalWakeups.Waiter first = wakeups.register(queued("/a", 3));
         LocalWakeups.Waiter later = wakeups.register(queued("/a/b", 5));
@@ -185,6 +260,11 @@ class LocalWakeupsTest {
 
     private static GrantRequest queued(String path, long ticket) {
         return new GrantRequest(LockKind.PATH, "t", paths(path), LockMode.EXCLUSIVE, Duration.ofSeconds(30), 1, "owner",
+                "grant-" + ticket, "node", "thread", ticket, false);
+    }
+
+    private static GrantRequest permit(String name, long ticket) {
+        return new GrantRequest(LockKind.SEMAPHORE, "t", paths(name), LockMode.SHARED, Duration.ofSeconds(30), 3, "owner",
                 "grant-" + ticket, "node", "thread", ticket, false);
     }
 

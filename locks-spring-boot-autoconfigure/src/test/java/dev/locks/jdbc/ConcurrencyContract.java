@@ -138,7 +138,9 @@ abstract class ConcurrencyContract extends LockServiceContract {
                         int now = inside.incrementAndGet();
                         maxInside.accumulateAndGet(now, Math::max);
                         entries.incrementAndGet();
-                        sleep(Duration.ofMillis(2));
+                        // long enough for the waiters to fall asleep, as they do behind real holds, so that
+                        // releases hand their permits over
+                        sleep(Duration.ofMillis(10));
                         inside.decrementAndGet();
                     }
                 }

@@ -76,6 +76,9 @@ public class JdbcLockStore implements LockStore {
 
     private final String channel;
 
+    /** Tags this store's release notices, so that its own listener skips them. */
+    private final ReleaseOrigin origin = ReleaseOrigin.random();
+
     private AutoCloseable listener;
 
     private volatile boolean releaseNotifications = true;
@@ -155,7 +158,12 @@ public class JdbcLockStore implements LockStore {
             }
         }
         if (request.ticket() > 0) {
-            deleteWaiting(connection, request);
+            // no notice: the granted waiter's held rows block exactly what its waiting rows blocked
+            try (PreparedStatement ps = connection.prepareStatement(
+                    "DELETE FROM " + tables.waiting() + " WHERE grant_id = ?")) {
+                ps.setString(1, request.grantId());
+                ps.executeUpdate();
+            }
         }
         return new HandOff(released, GrantResult.granted(grant));
     }
@@ -223,13 +231,9 @@ public class JdbcLockStore implements LockStore {
 
     @Override
     public void dequeue(GrantRequest request) {
-        transactions.autoCommit("leave the wait queue", connection -> deleteWaiting(connection, request));
-    }
-
-    private int deleteWaiting(Connection connection, GrantRequest request) throws SQLException {
         // a waiter leaving may unblock the requests queued behind it
-        return modifyAndNotify(connection, "DELETE FROM " + tables.waiting() + " WHERE grant_id = ?",
-                ps -> ps.setString(1, request.grantId()));
+        transactions.autoCommit("leave the wait queue", connection -> modifyAndNotify(connection,
+                "DELETE FROM " + tables.waiting() + " WHERE grant_id = ?", ps -> ps.setString(1, request.grantId())));
     }
 
     /** Binds statement parameters. */
@@ -238,9 +242,18 @@ public class JdbcLockStore implements LockStore {
         void bind(PreparedStatement ps) throws SQLException;
     }
 
-    /** Runs a DELETE or UPDATE of lock rows and, where the database can, tells the other nodes. */
+    /** Runs a DELETE or UPDATE of this node's lock rows and, where the database can, tells the other nodes. */
     private int modifyAndNotify(Connection connection, String sql, Binder binder) throws SQLException {
-        String notifying = dialect.notifying(sql, channel, tables.waiting());
+        return modifyAndNotify(connection, sql, origin, binder);
+    }
+
+    /**
+     * Runs a DELETE or UPDATE of lock rows and, where the database can, tells the listeners
+     * {@code from} does not exclude.
+     */
+    private int modifyAndNotify(Connection connection, String sql, ReleaseOrigin from, Binder binder)
+            throws SQLException {
+        String notifying = dialect.notifying(sql, channel, tables.waiting(), from);
         try (PreparedStatement ps = connection.prepareStatement(notifying != null ? notifying : sql)) {
             binder.bind(ps);
             if (notifying == null) {
@@ -265,7 +278,7 @@ public class JdbcLockStore implements LockStore {
                             + " waiters on other nodes poll instead");
             return;
         }
-        listener = dialect.listen(transactions.dataSource(), channel, subscriber);
+        listener = dialect.listen(transactions.dataSource(), channel, origin, subscriber);
     }
 
     /**
@@ -370,11 +383,10 @@ public class JdbcLockStore implements LockStore {
                 waitersBefore);
         sql.append(") RETURNING id, expires_at");
         if (request.ticket() > 0) {
-            // a waiter leaving may unblock the requests queued behind it
+            // no notice: the granted waiter's held rows block exactly what its waiting rows blocked
             String leave = "DELETE FROM " + tables.waiting() + " WHERE grant_id = ? AND EXISTS (SELECT 1 FROM "
                     + tables.held() + " WHERE grant_id = ?)";
-            String notifying = dialect.notifying(leave, channel, tables.waiting());
-            sql.append("; ").append(notifying != null ? notifying : leave);
+            sql.append("; ").append(leave);
         }
         sql.append(dialect.pipelinedEnd());
         try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
@@ -421,7 +433,7 @@ public class JdbcLockStore implements LockStore {
 
     /** The release of a hand-off as a statement answering its count in a result set, as pipelined grants read it. */
     private String notifyingRelease() {
-        String notifying = dialect.notifying(releaseSql(Duration.ZERO), channel, tables.waiting());
+        String notifying = dialect.notifying(releaseSql(Duration.ZERO), channel, tables.waiting(), origin);
         if (notifying == null) {
             throw new IllegalStateException(dialect.name() + " pipelines grants but cannot answer a release's count");
         }
@@ -854,9 +866,10 @@ public class JdbcLockStore implements LockStore {
     @Override
     public int forceRelease(long lockId) {
         return transactions.autoCommit("force-release a lock", connection -> {
+            // the lock may be this node's: its own waiters learn of it from the notice too
             return modifyAndNotify(connection, "DELETE FROM " + tables.held()
                     + " WHERE grant_id IN (SELECT grant_id FROM (SELECT grant_id FROM " + tables.held()
-                    + " WHERE id = ?) target)", ps -> ps.setLong(1, lockId));
+                    + " WHERE id = ?) target)", ReleaseOrigin.ANY, ps -> ps.setLong(1, lockId));
         });
     }
 

@@ -114,16 +114,18 @@ public class PostgresDialect extends SqlDialect {
     // queues before it polls and polls again within milliseconds, so a release that sees no queued
     // waiter yet is found by that poll.
     @Override
-    String notifying(String modification, String channel, String waitTable) {
+    String notifying(String modification, String channel, String waitTable, ReleaseOrigin origin) {
         return "WITH changed AS (" + modification + " RETURNING kind, tenant) SELECT (SELECT count(*) FROM changed),"
-                + " (SELECT count(n) FROM (SELECT pg_notify('" + channel + "', d.kind || d.tenant)::text AS n"
+                + " (SELECT count(n) FROM (SELECT pg_notify('" + channel + "', d.kind || '" + origin.tag()
+                + "' || d.tenant)::text AS n"
                 + " FROM (SELECT DISTINCT kind, tenant FROM changed) d WHERE EXISTS (SELECT 1 FROM " + waitTable
                 + " w WHERE w.kind = d.kind AND w.tenant = d.tenant AND w.expires_at > clock_timestamp())) s)";
     }
 
     @Override
-    AutoCloseable listen(DataSource dataSource, String channel, BiConsumer<LockKind, String> subscriber) {
-        return new PostgresReleaseListener(dataSource, channel, subscriber);
+    AutoCloseable listen(DataSource dataSource, String channel, ReleaseOrigin self,
+            BiConsumer<LockKind, String> subscriber) {
+        return new PostgresReleaseListener(dataSource, channel, self, subscriber);
     }
 
     @Override

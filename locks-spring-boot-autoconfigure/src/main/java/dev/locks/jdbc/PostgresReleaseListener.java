@@ -27,15 +27,19 @@ final class PostgresReleaseListener implements AutoCloseable {
 
     private final String channel;
 
+    private final ReleaseOrigin self;
+
     private final BiConsumer<LockKind, String> subscriber;
 
     private final Thread thread;
 
     private volatile boolean running = true;
 
-    PostgresReleaseListener(DataSource dataSource, String channel, BiConsumer<LockKind, String> subscriber) {
+    PostgresReleaseListener(DataSource dataSource, String channel, ReleaseOrigin self,
+            BiConsumer<LockKind, String> subscriber) {
         this.dataSource = dataSource;
         this.channel = channel;
+        this.self = self;
         this.subscriber = subscriber;
         this.thread = new Thread(this::listen, "locks-pg-listener");
         this.thread.setDaemon(true);
@@ -56,9 +60,12 @@ final class PostgresReleaseListener implements AutoCloseable {
                         continue;
                     }
                     for (PGNotification n : notifications) {
+                        // the payload is the kind's code, the sender's origin tag, then the tenant
                         String payload = n.getParameter();
-                        if (payload != null && payload.length() > 1) {
-                            subscriber.accept(LockKind.ofCode(payload.charAt(0)), payload.substring(1));
+                        int tenantAt = 1 + ReleaseOrigin.TAG_LENGTH;
+                        if (payload != null && payload.length() > tenantAt
+                                && !self.sent(payload.substring(1, tenantAt))) {
+                            subscriber.accept(LockKind.ofCode(payload.charAt(0)), payload.substring(tenantAt));
                         }
                     }
                 }

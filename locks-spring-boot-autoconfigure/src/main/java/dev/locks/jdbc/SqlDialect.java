@@ -218,18 +218,20 @@ public abstract class SqlDialect {
      * nodes listening on {@code channel} about the tenants touched where requests wait in
      * {@code waitTable}, in one round trip; its one row holds the update count.
      *
+     * @param origin the store that sends the notice, {@link ReleaseOrigin#ANY} for every listener
      * @return the statement, or null where the database has no notifications (waiters poll)
      */
-    String notifying(String modification, String channel, String waitTable) {
+    String notifying(String modification, String channel, String waitTable, ReleaseOrigin origin) {
         return null;
     }
 
     /**
      * Starts listening for releases of other nodes, where the database can notify.
      *
+     * @param self the listening store: its own notices are left out, since it woke its waiters itself
      * @return the running listener, or null where waiters must poll
      */
-    AutoCloseable listen(DataSource dataSource, String channel,
+    AutoCloseable listen(DataSource dataSource, String channel, ReleaseOrigin self,
             BiConsumer<LockKind, String> subscriber) {
         return null;
     }

@@ -19,6 +19,8 @@ import java.util.regex.Pattern;
  * {@code dialect.plusMicros("column literal")};</li>
  * <li>a placeholder list: {@code placeholders(n)}, {@code String.join(",", Collections.nCopies(n, "(?,?)"))};</li>
  * <li>an {@code int} ({@code limit}, {@code query.limit()});</li>
+ * <li>a release notice's origin tag, {@code origin.tag()}: {@code ReleaseOrigin} holds it to
+ * eight of {@code [0-9a-f*]};</li>
  * <li>a variable of {@link #SQL_VARIABLES}, each of whose assignments in the file is itself checked
  * by this rule, or a parameter of {@link #SQL_PARAMETERS}, whose arguments are checked where the
  * method is called.</li>
@@ -66,7 +68,7 @@ final class SqlTextScanner {
      * bodies this rule checks like any other SQL text.
      */
     private static final Set<String> FRAGMENT_CALLS = Set.of("tables.held()", "tables.waiting()", "tables.node()",
-            "tables.prefix()", "dialect.now()", "now()", "dialect.subtree()", "query.limit()", "sql.toString()",
+            "origin.tag()", "tables.prefix()", "dialect.now()", "now()", "dialect.subtree()", "query.limit()", "sql.toString()",
             "COLUMNS", "PathConflictQuery.COLUMNS", "valueRows(request,BOUND_TIMES)", "valueRows(request,\"\")",
             "valueRows(request,\", \"+dialect.blockTimes())",
             "dialect.pipelinedSerialise()", "dialect.blockOpening(tables,locks,release)", "dialect.blockClock()",
@@ -284,8 +286,8 @@ final class SqlTextScanner {
             return;
         }
         if (text.matches("dialect\\.plusMicros\\(\"[\\w.]+\"\\)")
-                || text.matches("dialect\\.notifying\\((sql|modification|leave|releaseSql\\(Duration\\.ZERO\\)),channel,"
-                        + "tables\\.waiting\\(\\)\\)")) {
+                || text.matches("dialect\\.notifying\\((sql|modification|releaseSql\\(Duration\\.ZERO\\)),channel,"
+                        + "tables\\.waiting\\(\\),(origin|from)\\)")) {
             return;
         }
         // the MySQL dialect's node-row builders, whose own bodies this rule checks: a count and a mode

@@ -1,0 +1,133 @@
+package dev.locks.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import dev.locks.LockKind;
+import dev.locks.LockMode;
+import dev.locks.PathNormalizer;
+import dev.locks.store.Grant;
+import dev.locks.store.GrantRequest;
+import dev.locks.testing.TestDatabase;
+
+/**
+ * Release notices on PostgreSQL reach the other stores but not the sender, which woke its own
+ * waiters when it released; a force-release, which may free the sender's own locks, reaches all.
+ * Every check reads the first notice a store heard, so a notice that should have been skipped shows
+ * up as the wrong tenant rather than as a timing.
+ */
+class PostgresReleaseNoticeTest extends LockServiceContract {
+
+    private JdbcLockStore a;
+
+    private JdbcLockStore b;
+
+    // fresh per test: the instance lives for the class, and a closed listener may still deliver
+    private BlockingQueue<String> heardByA;
+
+    private BlockingQueue<String> heardByB;
+
+    private final String warmUp = "warm-" + UUID.randomUUID();
+
+    @Override
+    protected TestDatabase database() {
+        return TestDatabase.POSTGRESQL;
+    }
+
+    @BeforeEach
+    void twoListeningStores() throws Exception {
+        a = new JdbcLockStore(newPool(4), new PostgresDialect(), prefix);
+        b = new JdbcLockStore(newPool(4), new PostgresDialect(), prefix);
+        BlockingQueue<String> toA = new LinkedBlockingQueue<>();
+        BlockingQueue<String> toB = new LinkedBlockingQueue<>();
+        heardByA = toA;
+        heardByB = toB;
+        a.onRemoteRelease((kind, tenant) -> toA.add(kind.code() + tenant));
+        b.onRemoteRelease((kind, tenant) -> toB.add(kind.code() + tenant));
+        // LISTEN starts on the listeners' own threads: release until each has heard the other once
+        waitingIn(warmUp);
+        untilHeard(b, heardByA);
+        untilHeard(a, heardByB);
+    }
+
+    @AfterEach
+    void closeStores() {
+        a.close();
+        b.close();
+    }
+
+    @Test
+    void aStoreHearsAnotherStoresReleaseButNotItsOwn() throws Exception {
+        String own = "own-" + UUID.randomUUID();
+        String others = "others-" + UUID.randomUUID();
+        waitingIn(own);
+        waitingIn(others);
+
+        grantAndRelease(a, own);
+        grantAndRelease(b, others);
+
+        assertThat(firstHeard(heardByB)).isEqualTo("P" + own);
+        assertThat(firstHeard(heardByA)).as("the first notice a heard").isEqualTo("P" + others);
+    }
+
+    @Test
+    void aForceReleaseIsHeardByTheStoreThatSentItToo() throws Exception {
+        String forced = "forced-" + UUID.randomUUID();
+        waitingIn(forced);
+        Grant grant = a.tryGrant(request(forced, "/forced")).grant();
+
+        assertThat(a.forceRelease(grant.fencingToken())).isEqualTo(1);
+
+        assertThat(firstHeard(heardByA)).isEqualTo("P" + forced);
+    }
+
+    /** Notices go only to tenants where someone waits: a waiter of a third node, in {@code tenant}. */
+    private void waitingIn(String tenant) {
+        GrantRequest waiter = new GrantRequest(LockKind.PATH, tenant, paths("/elsewhere"), LockMode.EXCLUSIVE,
+                Duration.ofSeconds(30), 0, "f".repeat(32), UUID.randomUUID().toString().replace("-", ""), "node-c",
+                "thread", 0, false);
+        a.enqueue(waiter, Duration.ofSeconds(60));
+    }
+
+    private void untilHeard(JdbcLockStore sender, BlockingQueue<String> heard) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        do {
+            grantAndRelease(sender, warmUp);
+        }
+        while (heard.poll(100, TimeUnit.MILLISECONDS) == null && System.nanoTime() < deadline);
+    }
+
+    /** The first notice heard after the warm-up, whose late notices may still arrive. */
+    private String firstHeard(BlockingQueue<String> heard) throws InterruptedException {
+        String notice;
+        do {
+            notice = heard.poll(10, TimeUnit.SECONDS);
+        }
+        while (notice != null && notice.endsWith(warmUp));
+        return notice;
+    }
+
+    private static void grantAndRelease(JdbcLockStore store, String tenant) {
+        Grant grant = store.tryGrant(request(tenant, "/released")).grant();
+        assertThat(store.release(grant, Duration.ZERO)).isTrue();
+    }
+
+    private static GrantRequest request(String tenant, String path) {
+        return new GrantRequest(LockKind.PATH, tenant, paths(path), LockMode.EXCLUSIVE, Duration.ofSeconds(30), 0,
+                "a".repeat(32), UUID.randomUUID().toString().replace("-", ""), "node-a", "thread", 0, false);
+    }
+
+    private static List<dev.locks.LockPath> paths(String path) {
+        return List.of(new PathNormalizer(true, 4000).normalize(path));
+    }
+}

@@ -537,13 +537,13 @@ public class DefaultLockService implements LockService, AutoCloseable {
         live.remove(handle);
         Duration keep = handle.request().lockAtLeastFor();
         // a lock kept for lockAtLeastFor stays held: its waiters look before they try
-        boolean freed = keep.isZero();
+        LocalWakeups.Release outcome = keep.isZero() ? LocalWakeups.Release.FREED : LocalWakeups.Release.KEPT;
         try {
-            if (freed) {
-                HandOff handOff = handOver(handle);
-                if (handOff != null) {
-                    freed = false;
-                    return handOff.released();
+            if (outcome == LocalWakeups.Release.FREED) {
+                HandedOff handedOff = handOver(handle);
+                if (handedOff != null) {
+                    outcome = handedOff.outcome();
+                    return handedOff.released();
                 }
             }
             return store.release(handle.grant(), keep);
@@ -552,7 +552,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
             if (handle.scope() != null) {
                 handle.scope().leave(handle);
             }
-            wakeups.released(handle.request().kind(), handle.tenant(), handle.paths(), freed);
+            wakeups.released(handle.request().kind(), handle.tenant(), handle.paths(), outcome);
             for (LockListener listener : listeners) {
                 try {
                     listener.released(handle);
@@ -568,15 +568,17 @@ public class DefaultLockService implements LockService, AutoCloseable {
      * Releases {@code handle} and grants the local waiter queued first in one transaction, if a
      * waiter of this JVM is asleep on an overlapping path.
      *
-     * @return the outcome, or null if nothing was handed over and the handle is still to be released
+     * @return whether the handle was released and what its waiters are to hear, or null if nothing was
+     *         handed over and the handle is still to be released
      */
-    private HandOff handOver(GrantedLock handle) {
+    private HandedOff handOver(GrantedLock handle) {
         LocalWakeups.Waiter next = wakeups.claimFirst(handle.request().kind(), handle.tenant(), handle.paths());
         if (next == null) {
             return null;
         }
         long sent = System.nanoTime();
         HandOff handOff = null;
+        boolean discarded = false;
         try {
             handOff = store.releaseAndGrant(handle.grant(), next.request());
         }
@@ -593,9 +595,18 @@ public class DefaultLockService implements LockService, AutoCloseable {
             }
             else if (handed.granted()) {
                 releaseUnwanted(handed.result().grant());
+                discarded = true;
             }
         }
-        return handOff;
+        if (handOff == null) {
+            return null;
+        }
+        // a grant released again freed the lock after all: the other waiters must hear of it
+        return new HandedOff(handOff.released(), discarded ? LocalWakeups.Release.FREED : LocalWakeups.Release.HANDED_OVER);
+    }
+
+    /** A release done by {@link #handOver}: its answer, and what it did for the other waiters. */
+    private record HandedOff(boolean released, LocalWakeups.Release outcome) {
     }
 
     /**

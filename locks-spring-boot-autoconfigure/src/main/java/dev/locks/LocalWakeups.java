@@ -46,25 +46,39 @@ final class LocalWakeups {
         return first != null && first.claim() ? first : null;
     }
 
+    /** What a release of this JVM did to the lock. */
+    enum Release {
+        /** the rows are gone: the way may be free for the waiter queued first */
+        FREED,
+        /** the rows stay until lockAtLeastFor has passed, which may be now already */
+        KEPT,
+        /** the release's own transaction granted the first waiter, or found an earlier one elsewhere */
+        HANDED_OVER
+    }
+
     /**
      * Wakes the waiters whose paths overlap the released ones.
-     *
-     * @param freed whether the way may be free for the first of them, which then tries at once
-     *              (false when the grant stays held for lockAtLeastFor, or was handed over already)
      */
-    void released(LockKind kind, String tenant, List<LockPath> paths, boolean freed) {
+    void released(LockKind kind, String tenant, List<LockPath> paths, Release release) {
         List<Waiter> overlapping = overlapping(kind, tenant, paths);
         if (kind != LockKind.PATH) {
             // a permit or a singleton frees one place, which only one waiter can take: waking the others
             // would have each of them look in vain, and keep them too busy for a release to hand over to
-            if (freed) {
+            if (release == Release.FREED) {
                 tellFirstUntold(overlapping);
+            }
+            else if (release == Release.KEPT) {
+                // free already if lockAtLeastFor has passed: the first waiter looks
+                Waiter first = first(overlapping);
+                if (first != null) {
+                    first.signal();
+                }
             }
             return;
         }
         Waiter first = first(overlapping);
         // only the waiter queued first may skip its look: the others would try grants that must fail
-        if (freed && first != null) {
+        if (release == Release.FREED && first != null) {
             first.overlappingRelease = true;
         }
         overlapping.forEach(Waiter::signal);
@@ -333,13 +347,21 @@ final class LocalWakeups {
          *
          * @return an answer delivered but not taken (its grant must be released), or null
          */
-        synchronized HandedOver close() {
-            HandedOver left = state == State.DELIVERED ? delivery : null;
-            delivery = null;
-            state = State.GONE;
-            Set<Waiter> waiters = waitersByScope.get(scope);
-            if (waiters != null) {
-                waiters.remove(this);
+        HandedOver close() {
+            HandedOver left;
+            synchronized (this) {
+                left = state == State.DELIVERED ? delivery : null;
+                delivery = null;
+                state = State.GONE;
+                Set<Waiter> waiters = waitersByScope.get(scope);
+                if (waiters != null) {
+                    waiters.remove(this);
+                }
+            }
+            if (overlappingRelease && queued.kind() != LockKind.PATH) {
+                // told of a freed place it did not try for (a hand-off or its own grant came first):
+                // the place is the next waiter's, which no later release may tell
+                tellFirstUntold(overlapping(queued.kind(), queued.tenant(), queued.paths()));
             }
             return left;
         }

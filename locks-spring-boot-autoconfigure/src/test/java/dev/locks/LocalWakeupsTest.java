@@ -24,7 +24,7 @@ class LocalWakeupsTest {
         LocalWakeups.Waiter later = wakeups.register(queued("/a/b", 5));
         LocalWakeups.Waiter first = wakeups.register(queued("/a", 3));
 
-        wakeups.released(LockKind.PATH, "t", paths("/a/b"), true);
+        wakeups.released(LockKind.PATH, "t", paths("/a/b"), LocalWakeups.Release.FREED);
 
         assertThat(first.await(0)).isTrue();
         assertThat(later.await(0)).isTrue();
@@ -36,7 +36,7 @@ class LocalWakeupsTest {
     void aLockKeptForLockAtLeastForLetsNoWaiterSkipItsLook() throws Exception {
         LocalWakeups.Waiter waiter = wakeups.register(queued("/a", 1));
 
-        wakeups.released(LockKind.PATH, "t", paths("/a"), false);
+        wakeups.released(LockKind.PATH, "t", paths("/a"), LocalWakeups.Release.KEPT);
 
         assertThat(waiter.await(0)).isTrue();
         assertThat(waiter.takeOverlappingRelease()).isFalse();
@@ -46,8 +46,8 @@ class LocalWakeupsTest {
     void aReleaseOfADisjointPathOrAnotherTenantWakesNobody() throws Exception {
         LocalWakeups.Waiter waiter = wakeups.register(queued("/a/b", 1));
 
-        wakeups.released(LockKind.PATH, "t", paths("/a/c"), true);
-        wakeups.released(LockKind.PATH, "other", paths("/a/b"), true);
+        wakeups.released(LockKind.PATH, "t", paths("/a/c"), LocalWakeups.Release.FREED);
+        wakeups.released(LockKind.PATH, "other", paths("/a/b"), LocalWakeups.Release.FREED);
 
         assertThat(waiter.await(0)).isFalse();
         assertThat(waiter.takeOverlappingRelease()).isFalse();
@@ -59,7 +59,7 @@ class LocalWakeupsTest {
         LocalWakeups.Waiter other = wakeups.register(queued("/a", 2));
         requeued.requeued(queued("/a", 9));
 
-        wakeups.released(LockKind.PATH, "t", paths("/a"), true);
+        wakeups.released(LockKind.PATH, "t", paths("/a"), LocalWakeups.Release.FREED);
 
         assertThat(other.takeOverlappingRelease()).isTrue();
         assertThat(requeued.takeOverlappingRelease()).isFalse();
@@ -84,7 +84,7 @@ class LocalWakeupsTest {
         LocalWakeups.Waiter first = wakeups.register(permit("/exports", 3));
         LocalWakeups.Waiter otherSemaphore = wakeups.register(permit("/imports", 1));
 
-        wakeups.released(LockKind.SEMAPHORE, "t", paths("/exports"), true);
+        wakeups.released(LockKind.SEMAPHORE, "t", paths("/exports"), LocalWakeups.Release.FREED);
 
         assertThat(first.await(0)).isTrue();
         assertThat(first.takeOverlappingRelease()).isTrue();
@@ -98,8 +98,8 @@ class LocalWakeupsTest {
         LocalWakeups.Waiter second = wakeups.register(permit("/exports", 5));
         LocalWakeups.Waiter first = wakeups.register(permit("/exports", 3));
 
-        wakeups.released(LockKind.SEMAPHORE, "t", paths("/exports"), true);
-        wakeups.released(LockKind.SEMAPHORE, "t", paths("/exports"), true);
+        wakeups.released(LockKind.SEMAPHORE, "t", paths("/exports"), LocalWakeups.Release.FREED);
+        wakeups.released(LockKind.SEMAPHORE, "t", paths("/exports"), LocalWakeups.Release.FREED);
 
         assertThat(first.takeOverlappingRelease()).isTrue();
         assertThat(second.takeOverlappingRelease()).isTrue();
@@ -107,12 +107,48 @@ class LocalWakeupsTest {
     }
 
     @Test
-    void aPermitKeptOrHandedOverWakesNoWaiter() throws Exception {
+    void aPermitHandedOverWakesNoWaiter() throws Exception {
         LocalWakeups.Waiter waiter = wakeups.register(permit("/exports", 1));
 
-        wakeups.released(LockKind.SEMAPHORE, "t", paths("/exports"), false);
+        wakeups.released(LockKind.SEMAPHORE, "t", paths("/exports"), LocalWakeups.Release.HANDED_OVER);
 
         assertThat(waiter.await(0)).isFalse();
+    }
+
+    @Test
+    void aPermitKeptForLockAtLeastForLetsTheFirstWaiterLook() throws Exception {
+        LocalWakeups.Waiter later = wakeups.register(permit("/exports", 5));
+        LocalWakeups.Waiter first = wakeups.register(permit("/exports", 3));
+
+        wakeups.released(LockKind.SEMAPHORE, "t", paths("/exports"), LocalWakeups.Release.KEPT);
+
+        assertThat(first.await(0)).isTrue();
+        assertThat(first.takeOverlappingRelease()).as("the lock may still be kept: look first").isFalse();
+        assertThat(later.await(0)).isFalse();
+    }
+
+    @Test
+    void aWaiterLeavingWithAnUntriedPlacePassesItToTheNext() throws Exception {
+        LocalWakeups.Waiter first = wakeups.register(permit("/exports", 3));
+        LocalWakeups.Waiter next = wakeups.register(permit("/exports", 5));
+        wakeups.released(LockKind.SEMAPHORE, "t", paths("/exports"), LocalWakeups.Release.FREED);
+
+        first.close();
+
+        assertThat(next.await(0)).isTrue();
+        assertThat(next.takeOverlappingRelease()).isTrue();
+    }
+
+    @Test
+    void aWaiterLeavingAfterTryingItsPlacePassesNothingOn() throws Exception {
+        LocalWakeups.Waiter first = wakeups.register(permit("/exports", 3));
+        LocalWakeups.Waiter next = wakeups.register(permit("/exports", 5));
+        wakeups.released(LockKind.SEMAPHORE, "t", paths("/exports"), LocalWakeups.Release.FREED);
+        first.takeOverlappingRelease();
+
+        first.close();
+
+        assertThat(next.await(0)).isFalse();
     }
 
     @Test
@@ -247,7 +283,7 @@ class LocalWakeupsTest {
         waiter.await(0);
         waiter.close();
 
-        wakeups.released(LockKind.PATH, "t", paths("/a"), true);
+        wakeups.released(LockKind.PATH, "t", paths("/a"), LocalWakeups.Release.FREED);
 
         assertThat(wakeups.claimFirst(LockKind.PATH, "t", paths("/a"))).isNull();
         assertThat(waiter.await(0)).isFalse();

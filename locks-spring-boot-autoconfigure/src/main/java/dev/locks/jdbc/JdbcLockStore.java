@@ -591,10 +591,14 @@ public class JdbcLockStore implements LockStore {
 
     @Override
     public boolean release(Grant grant, Duration keepFor) {
-        StoreTransactions.SqlWork<Integer> work = releaseWork(grant, keepFor);
         if (inCallersTransaction()) {
-            return releaseWithCallersTransaction(grant, keepFor, work);
+            // this node's waiters were woken before the commit and looked too early: its own notice,
+            // sent at the commit, must reach them too
+            String sql = releaseSql(keepFor);
+            return releaseWithCallersTransaction(grant, keepFor, connection -> modifyAndNotify(connection, sql,
+                    ReleaseOrigin.ANY, ps -> bindRelease(ps, 1, grant, keepFor)));
         }
+        StoreTransactions.SqlWork<Integer> work = releaseWork(grant, keepFor);
         return transactions.autoCommit("release a lock", work) > 0;
     }
 

@@ -65,7 +65,7 @@ final class PostgresReleaseListener implements AutoCloseable {
                         int tenantAt = 1 + ReleaseOrigin.TAG_LENGTH;
                         if (payload != null && payload.length() > tenantAt
                                 && !self.sent(payload.substring(1, tenantAt))) {
-                            subscriber.accept(LockKind.ofCode(payload.charAt(0)), payload.substring(tenantAt));
+                            deliver(payload.charAt(0), payload.substring(tenantAt));
                         }
                     }
                 }
@@ -77,6 +77,19 @@ final class PostgresReleaseListener implements AutoCloseable {
                 }
             }
         }
+    }
+
+    private void deliver(char kindCode, String tenant) {
+        LockKind kind;
+        try {
+            kind = LockKind.ofCode(kindCode);
+        }
+        catch (IllegalArgumentException ex) {
+            // a newer node's kind: dropping the connection for it would lose the notices behind it
+            log.debug("Ignoring a release notice of unknown kind '{}'", kindCode);
+            return;
+        }
+        subscriber.accept(kind, tenant);
     }
 
     private void pause() {

@@ -10,7 +10,7 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 record ReleaseOrigin(String tag) {
 
-    static final int TAG_LENGTH = 8;
+    static final int TAG_LENGTH = 16;
 
     /** Notices for every listener, the sender's own included (a force-release may free its locks). */
     static final ReleaseOrigin ANY = new ReleaseOrigin("*".repeat(TAG_LENGTH));
@@ -21,9 +21,12 @@ record ReleaseOrigin(String tag) {
         }
     }
 
-    /** @return a fresh tag; should two stores draw the same, each polls for the other's releases */
+    /**
+     * @return a fresh tag of 64 random bits: two stores practically never draw the same (each would
+     *         then poll for the other's releases)
+     */
     static ReleaseOrigin random() {
-        return new ReleaseOrigin(String.format("%08x", ThreadLocalRandom.current().nextInt()));
+        return new ReleaseOrigin(String.format("%016x", ThreadLocalRandom.current().nextLong()));
     }
 
     /** @return whether a notice with this tag came from this origin */

@@ -12,6 +12,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import dev.locks.LockKind;
 import dev.locks.LockMode;
@@ -30,6 +32,8 @@ class PostgresReleaseNoticeTest extends LockServiceContract {
 
     private JdbcLockStore a;
 
+    private javax.sql.DataSource poolOfA;
+
     private JdbcLockStore b;
 
     // fresh per test: the instance lives for the class, and a closed listener may still deliver
@@ -46,7 +50,8 @@ class PostgresReleaseNoticeTest extends LockServiceContract {
 
     @BeforeEach
     void twoListeningStores() throws Exception {
-        a = new JdbcLockStore(newPool(4), new PostgresDialect(), prefix);
+        poolOfA = newPool(4);
+        a = new JdbcLockStore(poolOfA, new PostgresDialect(), prefix);
         b = new JdbcLockStore(newPool(4), new PostgresDialect(), prefix);
         BlockingQueue<String> toA = new LinkedBlockingQueue<>();
         BlockingQueue<String> toB = new LinkedBlockingQueue<>();
@@ -89,6 +94,19 @@ class PostgresReleaseNoticeTest extends LockServiceContract {
         assertThat(a.forceRelease(grant.fencingToken())).isEqualTo(1);
 
         assertThat(firstHeard(heardByA)).isEqualTo("P" + forced);
+    }
+
+    @Test
+    void aReleaseInTheCallersTransactionIsHeardByTheStoreThatSentIt() throws Exception {
+        // its waiters here were woken before the commit, too early to find the lock free
+        String joined = "joined-" + UUID.randomUUID();
+        waitingIn(joined);
+        Grant grant = a.tryGrant(request(joined, "/joined")).grant();
+
+        new TransactionTemplate(new DataSourceTransactionManager(poolOfA))
+                .executeWithoutResult(status -> assertThat(a.release(grant, Duration.ZERO)).isTrue());
+
+        assertThat(firstHeard(heardByA)).isEqualTo("P" + joined);
     }
 
     /** Notices go only to tenants where someone waits: a waiter of a third node, in {@code tenant}. */

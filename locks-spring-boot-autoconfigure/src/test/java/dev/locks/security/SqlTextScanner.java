@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  * <li>a placeholder list: {@code placeholders(n)}, {@code String.join(",", Collections.nCopies(n, "(?,?)"))};</li>
  * <li>an {@code int} ({@code limit}, {@code query.limit()});</li>
  * <li>a release notice's origin tag, {@code origin.tag()}: {@code ReleaseOrigin} holds it to
- * eight of {@code [0-9a-f*]};</li>
+ * sixteen of {@code [0-9a-f*]};</li>
  * <li>a variable of {@link #SQL_VARIABLES}, each of whose assignments in the file is itself checked
  * by this rule, or a parameter of {@link #SQL_PARAMETERS}, whose arguments are checked where the
  * method is called.</li>

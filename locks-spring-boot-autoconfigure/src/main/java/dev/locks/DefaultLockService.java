@@ -359,6 +359,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
             BackOffExecution delays = backOff.start();
             boolean logged = false;
             boolean granted = false;
+            boolean lookedOnce = false;
             waiting.incrementAndGet();
             LocalWakeups.Waiter waiter = wakeups.register(queued);
             try {
@@ -370,6 +371,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     long delay = delays.nextBackOff();
                     if (delay == BackOffExecution.STOP) {
                         delay = settings.backoffMax().toMillis();
+                    }
+                    if (lookedOnce && store.announcesReleases()) {
+                        // other nodes' releases wake this waiter: polling only finds what sends no notice.
+                        // Not before the first look, which finds a release that saw no queued waiter yet
+                        delay = Math.max(delay, notifiedPollMillis());
                     }
                     boolean woken = waiter.await(Math.min(remaining, delay * 1_000_000L));
                     LocalWakeups.HandedOver handed = waiter.work(deadline);
@@ -412,6 +418,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     // a read-only look first keeps waiters from opening write transactions while the lock stays
                     // busy; right after a release here of an overlapping path the grant itself is the look
                     List<LockHolder> conflicts = waiter.takeOverlappingRelease() ? List.of() : store.conflicts(queued);
+                    lookedOnce = true;
                     if (!conflicts.isEmpty()) {
                         if (!sameHolders(conflicts, result.conflicts())) {
                             // the holders changed hands: a release was seen, so the next may come soon too
@@ -456,6 +463,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
             }
         }
         return true;
+    }
+
+    /** The notified poll interval, short enough that the queue record is renewed in time. */
+    private long notifiedPollMillis() {
+        return Math.min(settings.notifiedPollInterval().toMillis(), settings.waiterLease().toMillis() / 4);
     }
 
     private void leaveQueue(GrantRequest queued) {

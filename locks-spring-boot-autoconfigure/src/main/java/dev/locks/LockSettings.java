@@ -46,6 +46,8 @@ public final class LockSettings {
 
     private final Duration deadlockCheckInterval;
 
+    private final Duration notifiedPollInterval;
+
     private final int maxPollsPerSecond;
 
     private LockSettings(Builder b) {
@@ -69,6 +71,7 @@ public final class LockSettings {
         this.listeners = List.copyOf(b.listeners);
         this.waiterLease = positive("waiterLease", b.waiterLease);
         this.deadlockCheckInterval = positive("deadlockCheckInterval", b.deadlockCheckInterval);
+        this.notifiedPollInterval = positive("notifiedPollInterval", b.notifiedPollInterval);
         if (b.maxPollsPerSecond < 1) {
             throw new IllegalArgumentException("maxPollsPerSecond must be positive, was " + b.maxPollsPerSecond);
         }
@@ -184,6 +187,15 @@ public final class LockSettings {
         return deadlockCheckInterval;
     }
 
+    /**
+     * @return the delay between a waiter's polls while the store announces other nodes' releases
+     *         (PostgreSQL's notifications): polling then only finds what sends no notice, such as
+     *         a lease running out or a lockAtLeastFor ending
+     */
+    public Duration notifiedPollInterval() {
+        return notifiedPollInterval;
+    }
+
     /** @return the most store polls per second this node makes for all its waiting requests together */
     public int maxPollsPerSecond() {
         return maxPollsPerSecond;
@@ -233,6 +245,8 @@ public final class LockSettings {
 
         private Duration deadlockCheckInterval = Duration.ofMillis(500);
 
+        private Duration notifiedPollInterval = Duration.ofMillis(100);
+
         private int maxPollsPerSecond = 500;
 
         private Builder() {
@@ -247,6 +261,16 @@ public final class LockSettings {
         /** @param lease lease of a waiting request's queue record @return this builder */
         public Builder waiterLease(Duration lease) {
             this.waiterLease = lease;
+            return this;
+        }
+
+        /**
+         * @param interval delay between a waiter's polls while the store announces other nodes'
+         *                 releases; the backoff applies otherwise
+         * @return this builder
+         */
+        public Builder notifiedPollInterval(Duration interval) {
+            this.notifiedPollInterval = interval;
             return this;
         }
 

@@ -101,7 +101,8 @@ public final class LocksAutoConfiguration {
                 .slowWaitLog(properties.getLog().getSlowWait())
                 .waiterLease(properties.getWaiting().getQueueLease())
                 .maxPollsPerSecond(properties.getWaiting().getMaxPollsPerSecond())
-                .deadlockCheckInterval(properties.getWaiting().getDeadlockCheckInterval());
+                .deadlockCheckInterval(properties.getWaiting().getDeadlockCheckInterval())
+                .notifiedPollInterval(properties.getWaiting().getNotifiedPollInterval());
         if (properties.getNodeId() != null && !properties.getNodeId().isBlank()) {
             settings.nodeId(properties.getNodeId());
         }

@@ -349,6 +349,13 @@ public class LocksProperties {
          */
         private Duration deadlockCheckInterval = Duration.ofMillis(500);
 
+        /**
+         * Delay between a waiting request's polls while the database announces other nodes'
+         * releases (PostgreSQL's notifications). Polling then only finds what sends no notice: a
+         * lease running out, a lock-at-least-for ending. The backoff applies where it cannot.
+         */
+        private Duration notifiedPollInterval = Duration.ofMillis(100);
+
         public Duration getQueueLease() {
             return queueLease;
         }
@@ -371,6 +378,14 @@ public class LocksProperties {
 
         public void setDeadlockCheckInterval(Duration deadlockCheckInterval) {
             this.deadlockCheckInterval = deadlockCheckInterval;
+        }
+
+        public Duration getNotifiedPollInterval() {
+            return notifiedPollInterval;
+        }
+
+        public void setNotifiedPollInterval(Duration notifiedPollInterval) {
+            this.notifiedPollInterval = notifiedPollInterval;
         }
     }
 }

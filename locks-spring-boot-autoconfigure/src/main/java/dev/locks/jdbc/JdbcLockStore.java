@@ -79,7 +79,7 @@ public class JdbcLockStore implements LockStore {
     /** Tags this store's release notices, so that its own listener skips them. */
     private final ReleaseOrigin origin = ReleaseOrigin.random();
 
-    private AutoCloseable listener;
+    private volatile ReleaseListener listener;
 
     private volatile boolean releaseNotifications = true;
 
@@ -264,6 +264,12 @@ public class JdbcLockStore implements LockStore {
                 return rs.getInt(1);
             }
         }
+    }
+
+    @Override
+    public boolean announcesReleases() {
+        ReleaseListener current = listener;
+        return current != null && current.listening();
     }
 
     @Override

@@ -123,7 +123,7 @@ public class PostgresDialect extends SqlDialect {
     }
 
     @Override
-    AutoCloseable listen(DataSource dataSource, String channel, ReleaseOrigin self,
+    ReleaseListener listen(DataSource dataSource, String channel, ReleaseOrigin self,
             BiConsumer<LockKind, String> subscriber) {
         return new PostgresReleaseListener(dataSource, channel, self, subscriber);
     }

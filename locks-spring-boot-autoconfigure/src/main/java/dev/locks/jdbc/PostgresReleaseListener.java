@@ -19,7 +19,7 @@ import dev.locks.LockKind;
  * engine at once, so that a waiter gets a freed lock in about a round trip instead of at its next
  * poll. Keeps one connection of the pool for itself, and reconnects after a database restart.
  */
-final class PostgresReleaseListener implements AutoCloseable {
+final class PostgresReleaseListener implements ReleaseListener {
 
     private static final Logger log = LoggerFactory.getLogger(PostgresReleaseListener.class);
 
@@ -34,6 +34,8 @@ final class PostgresReleaseListener implements AutoCloseable {
     private final Thread thread;
 
     private volatile boolean running = true;
+
+    private volatile boolean listening;
 
     PostgresReleaseListener(DataSource dataSource, String channel, ReleaseOrigin self,
             BiConsumer<LockKind, String> subscriber) {
@@ -53,6 +55,7 @@ final class PostgresReleaseListener implements AutoCloseable {
                 try (Statement st = connection.createStatement()) {
                     st.execute("LISTEN " + channel);
                 }
+                listening = true;
                 PGConnection pg = connection.unwrap(PGConnection.class);
                 while (running) {
                     PGNotification[] notifications = pg.getNotifications(500);
@@ -71,6 +74,7 @@ final class PostgresReleaseListener implements AutoCloseable {
                 }
             }
             catch (SQLException | RuntimeException ex) {
+                listening = false;
                 if (running) {
                     log.debug("Release notifications interrupted, reconnecting: {}", ex.toString());
                     pause();
@@ -100,6 +104,11 @@ final class PostgresReleaseListener implements AutoCloseable {
             Thread.currentThread().interrupt();
             running = false;
         }
+    }
+
+    @Override
+    public boolean listening() {
+        return listening && running;
     }
 
     @Override

@@ -231,7 +231,7 @@ public abstract class SqlDialect {
      * @param self the listening store: its own notices are left out, since it woke its waiters itself
      * @return the running listener, or null where waiters must poll
      */
-    AutoCloseable listen(DataSource dataSource, String channel, ReleaseOrigin self,
+    ReleaseListener listen(DataSource dataSource, String channel, ReleaseOrigin self,
             BiConsumer<LockKind, String> subscriber) {
         return null;
     }

@@ -157,6 +157,17 @@ public interface LockStore {
     default void onRemoteRelease(BiConsumer<LockKind, String> subscriber) {
     }
 
+    /**
+     * Whether the subscriber of {@link #onRemoteRelease} hears of other nodes' releases now, so that
+     * waiters may poll slowly, only for what sends no notice. Stores without a channel, or whose
+     * channel is down (reconnecting), answer false.
+     *
+     * @return true while release notices arrive
+     */
+    default boolean announcesReleases() {
+        return false;
+    }
+
     /** Stops what the store runs in the background (a notification listener). */
     default void close() {
     }

@@ -109,6 +109,15 @@ class PostgresReleaseNoticeTest extends LockServiceContract {
         assertThat(firstHeard(heardByA)).isEqualTo("P" + joined);
     }
 
+    @Test
+    void aListeningStoreAnnouncesReleasesUntilItIsClosed() {
+        assertThat(a.announcesReleases()).as("listening, it has heard b").isTrue();
+
+        a.close();
+
+        assertThat(a.announcesReleases()).isFalse();
+    }
+
     /** Notices go only to tenants where someone waits: a waiter of a third node, in {@code tenant}. */
     private void waitingIn(String tenant) {
         GrantRequest waiter = new GrantRequest(LockKind.PATH, tenant, paths("/elsewhere"), LockMode.EXCLUSIVE,

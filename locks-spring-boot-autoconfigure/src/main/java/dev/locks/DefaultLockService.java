@@ -353,13 +353,17 @@ public class DefaultLockService implements LockService, AutoCloseable {
             waited = true;
             long deadline = started + wait.toNanos();
             // queue up: from now on this request blocks later conflicting ones (no writer starvation)
+            long enqueueing = System.nanoTime();
             GrantRequest queued = grantRequest.withTicket(store.enqueue(grantRequest, settings.waiterLease()));
-            long renewQueueAt = System.nanoTime() + settings.waiterLease().toNanos() / 3;
+            long queuedAt = System.nanoTime();
+            // a release whose notice was decided before this queue row committed sends none, but it commits
+            // within about one commit's time, which the enqueue just took: look with the backoff until then
+            long settledAt = queuedAt + 2 * (queuedAt - enqueueing);
+            long renewQueueAt = queuedAt + settings.waiterLease().toNanos() / 3;
             long lookForDeadlockAt = System.nanoTime() + settings.deadlockCheckInterval().toNanos();
             BackOffExecution delays = backOff.start();
             boolean logged = false;
             boolean granted = false;
-            boolean lookedOnce = false;
             waiting.incrementAndGet();
             LocalWakeups.Waiter waiter = wakeups.register(queued);
             try {
@@ -372,9 +376,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     if (delay == BackOffExecution.STOP) {
                         delay = settings.backoffMax().toMillis();
                     }
-                    if (lookedOnce && store.announcesReleases()) {
-                        // other nodes' releases wake this waiter: polling only finds what sends no notice.
-                        // Not before the first look, which finds a release that saw no queued waiter yet
+                    if (System.nanoTime() - settledAt >= 0 && store.announcesReleases()) {
+                        // other nodes' releases wake this waiter: polling only finds what sends no notice
                         delay = Math.max(delay, notifiedPollMillis());
                     }
                     boolean woken = waiter.await(Math.min(remaining, delay * 1_000_000L));
@@ -418,7 +421,6 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     // a read-only look first keeps waiters from opening write transactions while the lock stays
                     // busy; right after a release here of an overlapping path the grant itself is the look
                     List<LockHolder> conflicts = waiter.takeOverlappingRelease() ? List.of() : store.conflicts(queued);
-                    lookedOnce = true;
                     if (!conflicts.isEmpty()) {
                         if (!sameHolders(conflicts, result.conflicts())) {
                             // the holders changed hands: a release was seen, so the next may come soon too
@@ -443,7 +445,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 waiting.decrementAndGet();
                 LocalWakeups.HandedOver untaken = waiter.close();
                 if (untaken != null && untaken.granted()) {
-                    releaseUnwanted(untaken.result().grant());
+                    releaseUnwanted(untaken.result().grant(), queued);
                 }
                 if (!granted) {
                     leaveQueue(queued);
@@ -606,7 +608,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 }
             }
             else if (handed.granted()) {
-                releaseUnwanted(handed.result().grant());
+                releaseUnwanted(handed.result().grant(), next.request());
                 discarded = true;
             }
         }
@@ -625,11 +627,15 @@ public class DefaultLockService implements LockService, AutoCloseable {
      * Releases a grant made for a waiter that had stopped waiting before it could take it. The
      * waiter's own thread may come here interrupted (a pool may then refuse it a connection) or
      * inside its transaction (which the grant was never part of), so neither is used.
+     *
+     * @param request what was granted: the waiters of this JVM on its paths hear that they are free
      */
-    private void releaseUnwanted(Grant grant) {
+    private void releaseUnwanted(Grant grant, GrantRequest request) {
         boolean interrupted = Thread.interrupted();
         try {
             store.discard(grant);
+            // its paths may reach beyond the release that handed it over, or the waiter's leaving
+            wakeups.released(request.kind(), request.tenant(), request.paths(), LocalWakeups.Release.FREED);
         }
         catch (RuntimeException ex) {
             log.warn("Could not release a lock granted to a waiter that had given up; its lease will free it: {}",

@@ -2,6 +2,7 @@ package dev.locks;
 
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -133,15 +134,12 @@ final class LocalWakeups {
      * already and it has not tried yet: two places freed in quick succession go to two waiters.
      */
     private static void tellFirstUntold(Collection<Waiter> waiters) {
-        Waiter first = null;
-        for (Waiter waiter : waiters) {
-            if (!waiter.overlappingRelease && (first == null || waiter.queued.ticket() < first.queued.ticket())) {
-                first = waiter;
+        List<Waiter> inQueueOrder = new ArrayList<>(waiters);
+        inQueueOrder.sort(Comparator.comparingLong(waiter -> waiter.queued.ticket()));
+        for (Waiter waiter : inQueueOrder) {
+            if (waiter.tell()) {
+                return;
             }
-        }
-        if (first != null) {
-            first.overlappingRelease = true;
-            first.signal();
         }
     }
 
@@ -241,6 +239,22 @@ final class LocalWakeups {
             return false;
         }
 
+        /**
+         * Tells this waiter that a place came free, unless it has been told already and not tried yet,
+         * or has left: a waiter that closes at the same time either sees the tell and passes it on, or
+         * is skipped here.
+         *
+         * @return whether this waiter took the tell
+         */
+        private synchronized boolean tell() {
+            if (state == State.GONE || overlappingRelease) {
+                return false;
+            }
+            overlappingRelease = true;
+            signal();
+            return true;
+        }
+
         private void signal() {
             if (signal.availablePermits() == 0) {
                 signal.release();
@@ -251,7 +265,7 @@ final class LocalWakeups {
          * Whether a release in this JVM of a path overlapping this waiter's came since the last call:
          * the way is then likely free, where a release elsewhere in the tenant only may have freed it.
          */
-        boolean takeOverlappingRelease() {
+        synchronized boolean takeOverlappingRelease() {
             boolean seen = overlappingRelease;
             overlappingRelease = false;
             return seen;
@@ -349,16 +363,19 @@ final class LocalWakeups {
          */
         HandedOver close() {
             HandedOver left;
+            boolean toldAndUntried;
             synchronized (this) {
                 left = state == State.DELIVERED ? delivery : null;
                 delivery = null;
                 state = State.GONE;
+                // read under the lock that tell() takes: no tell can land after this
+                toldAndUntried = overlappingRelease;
                 Set<Waiter> waiters = waitersByScope.get(scope);
                 if (waiters != null) {
                     waiters.remove(this);
                 }
             }
-            if (overlappingRelease && queued.kind() != LockKind.PATH) {
+            if (toldAndUntried && queued.kind() != LockKind.PATH) {
                 // told of a freed place it did not try for (a hand-off or its own grant came first):
                 // the place is the next waiter's, which no later release may tell
                 tellFirstUntold(overlapping(queued.kind(), queued.tenant(), queued.paths()));

@@ -289,6 +289,39 @@ class LocalWakeupsTest {
         assertThat(waiter.await(0)).isFalse();
     }
 
+    @Test
+    void aPermitFreedWhileTheFirstWaiterLeavesReachesTheNextEveryTime() throws Exception {
+        // the release and the leaving race: the tell lands on the leaver before it closes (and is passed
+        // on) or skips it, never on a waiter already gone
+        int rounds = 50_000;
+        int untold = 0;
+        java.util.concurrent.ExecutorService releaser = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            for (int round = 0; round < rounds; round++) {
+                LocalWakeups raced = new LocalWakeups();
+                LocalWakeups.Waiter leaving = raced.register(permit("/exports", 1));
+                LocalWakeups.Waiter next = raced.register(permit("/exports", 2));
+                java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+                java.util.concurrent.Future<?> release = releaser.submit(() -> {
+                    start.await();
+                    raced.released(LockKind.SEMAPHORE, "t", paths("/exports"), LocalWakeups.Release.FREED);
+                    return null;
+                });
+                start.countDown();
+                leaving.close();
+                release.get();
+                if (!next.takeOverlappingRelease()) {
+                    untold++;
+                }
+            }
+        }
+        finally {
+            releaser.shutdownNow();
+        }
+
+        assertThat(untold).as("rounds of " + rounds + " where the freed permit reached nobody").isZero();
+    }
+
     private static LocalWakeups.HandedOver granted(long token) {
         return new LocalWakeups.HandedOver(GrantResult.granted(new Grant("g", "o", token, 1, java.time.Instant.now())),
                 System.nanoTime());

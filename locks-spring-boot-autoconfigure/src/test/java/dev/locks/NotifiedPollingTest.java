@@ -20,8 +20,8 @@ import dev.locks.testing.TestDatabase;
 
 /**
  * While the store announces other nodes' releases, a waiter polls at the notified interval instead
- * of its backoff; it still looks once quickly after queueing, for a release that saw no queued
- * waiter yet. The store here is a JDBC store on H2 that says it announces releases when told to,
+ * of its backoff; just after queueing it keeps the backoff, for a release that saw no queued waiter
+ * yet. The store here is a JDBC store on H2 that says it announces releases when told to,
  * and counts the waiter's looks. The lock is held by another owner throughout, so every look fails.
  */
 class NotifiedPollingTest {
@@ -29,6 +29,8 @@ class NotifiedPollingTest {
     private static final Duration WAIT = Duration.ofMillis(1000);
 
     private final AtomicInteger looks = new AtomicInteger();
+
+    private long enqueueDelayMillis;
 
     private HikariDataSource pool;
 
@@ -68,6 +70,17 @@ class NotifiedPollingTest {
         assertThat(unannounced).isGreaterThan(20);
     }
 
+    @Test
+    void aWaiterPollsWithItsBackoffForTwiceItsEnqueueTimeBeforeRelyingOnNotices() {
+        // a release that looked for waiters before the queue row committed sends no notice
+        enqueueDelayMillis = 100;
+
+        int announced = looksDuringAWaitOnAHeldLock(true);
+
+        // about twenty looks in the first 200 ms at the backoff, then about four at 200 ms
+        assertThat(announced).isGreaterThan(15);
+    }
+
     private int looksDuringAWaitOnAHeldLock(boolean announces) {
         DefaultLockService holder = service(jdbc);
         DefaultLockService waiter = service(counting(jdbc, announces));
@@ -93,6 +106,9 @@ class NotifiedPollingTest {
                     }
                     if (method.getName().equals("conflicts")) {
                         looks.incrementAndGet();
+                    }
+                    if (method.getName().equals("enqueue")) {
+                        Thread.sleep(enqueueDelayMillis);
                     }
                     try {
                         return method.invoke(store, args);

@@ -3,6 +3,7 @@ package dev.locks.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.function.BiConsumer;
 
 import javax.sql.DataSource;
@@ -23,6 +24,11 @@ final class PostgresReleaseListener implements ReleaseListener {
 
     private static final Logger log = LoggerFactory.getLogger(PostgresReleaseListener.class);
 
+    /** How long the connection may stay silent before the listener asks whether it is still there. */
+    private static final Duration CHECK_AFTER_SILENCE = Duration.ofSeconds(5);
+
+    private static final int CHECK_TIMEOUT_SECONDS = 2;
+
     private final DataSource dataSource;
 
     private final String channel;
@@ -36,6 +42,7 @@ final class PostgresReleaseListener implements ReleaseListener {
     private volatile boolean running = true;
 
     private volatile boolean listening;
+
 
     PostgresReleaseListener(DataSource dataSource, String channel, ReleaseOrigin self,
             BiConsumer<LockKind, String> subscriber) {
@@ -53,15 +60,26 @@ final class PostgresReleaseListener implements ReleaseListener {
             try (Connection connection = dataSource.getConnection()) {
                 connection.setAutoCommit(true);
                 try (Statement st = connection.createStatement()) {
-                    st.execute("LISTEN " + channel);
+                    // quoted: pg_notify keeps the channel name's case, an unquoted LISTEN would fold it
+                    st.execute("LISTEN \"" + channel + "\"");
                 }
                 listening = true;
                 PGConnection pg = connection.unwrap(PGConnection.class);
+                long checkAt = System.nanoTime() + CHECK_AFTER_SILENCE.toNanos();
                 while (running) {
                     PGNotification[] notifications = pg.getNotifications(500);
-                    if (notifications == null) {
+                    if (notifications == null || notifications.length == 0) {
+                        if (System.nanoTime() - checkAt >= 0) {
+                            // a connection dropped without a reset (a NAT or proxy forgetting it) never fails
+                            // the wait for notices: ask the server, so that waiters poll again if it is gone
+                            if (!connection.isValid(CHECK_TIMEOUT_SECONDS)) {
+                                throw new SQLException("The release listener's connection stopped answering");
+                            }
+                            checkAt = System.nanoTime() + CHECK_AFTER_SILENCE.toNanos();
+                        }
                         continue;
                     }
+                    checkAt = System.nanoTime() + CHECK_AFTER_SILENCE.toNanos();
                     for (PGNotification n : notifications) {
                         // the payload is the kind's code, the sender's origin tag, then the tenant
                         String payload = n.getParameter();
@@ -79,6 +97,10 @@ final class PostgresReleaseListener implements ReleaseListener {
                     log.debug("Release notifications interrupted, reconnecting: {}", ex.toString());
                     pause();
                 }
+            }
+            finally {
+                // whatever ends the connection (an Error too) ends what waiters may rely on
+                listening = false;
             }
         }
     }

@@ -118,6 +118,27 @@ class PostgresReleaseNoticeTest extends LockServiceContract {
         assertThat(a.announcesReleases()).isFalse();
     }
 
+    @Test
+    void noticesReachAListenerWhoseTablePrefixHasCapitals() throws Exception {
+        // PostgreSQL folds the unquoted table names, so these stores share a's and b's tables
+        String capitals = prefix.toUpperCase(java.util.Locale.ROOT);
+        JdbcLockStore sender = new JdbcLockStore(poolOfA, new PostgresDialect(), capitals);
+        JdbcLockStore listener = new JdbcLockStore(newPool(4), new PostgresDialect(), capitals);
+        BlockingQueue<String> heard = new LinkedBlockingQueue<>();
+        listener.onRemoteRelease((kind, tenant) -> heard.add(kind.code() + tenant));
+        try {
+            waitingIn(warmUp);
+
+            boolean heardOne = untilHeard(sender, heard);
+
+            assertThat(heardOne).as("a notice heard on the channel " + capitals + "released").isTrue();
+        }
+        finally {
+            listener.close();
+            sender.close();
+        }
+    }
+
     /** Notices go only to tenants where someone waits: a waiter of a third node, in {@code tenant}. */
     private void waitingIn(String tenant) {
         GrantRequest waiter = new GrantRequest(LockKind.PATH, tenant, paths("/elsewhere"), LockMode.EXCLUSIVE,
@@ -126,12 +147,17 @@ class PostgresReleaseNoticeTest extends LockServiceContract {
         a.enqueue(waiter, Duration.ofSeconds(60));
     }
 
-    private void untilHeard(JdbcLockStore sender, BlockingQueue<String> heard) throws Exception {
+    /** @return whether a notice was heard within 30 s */
+    private boolean untilHeard(JdbcLockStore sender, BlockingQueue<String> heard) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         do {
             grantAndRelease(sender, warmUp);
+            if (heard.poll(100, TimeUnit.MILLISECONDS) != null) {
+                return true;
+            }
         }
-        while (heard.poll(100, TimeUnit.MILLISECONDS) == null && System.nanoTime() < deadline);
+        while (System.nanoTime() < deadline);
+        return false;
     }
 
     /** The first notice heard after the warm-up, whose late notices may still arrive. */

@@ -13,9 +13,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -274,9 +276,17 @@ public final class TortureHarness {
         log("kill -9 " + victim.node() + " while it holds locks");
         List<LockHolder> holding = List.of();
         long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        // wait for the slow holder thread, which keeps its lock for 1.5 s: the kill then surely lands inside
+        // wait for the slow holder thread, which keeps its lock for 1.5 s, to take a lock: the kill then
+        // surely lands inside the hold. A hold already under way may be about to end (seed 1614 killed
+        // just after such a release), so only a grant not yet seen at the first look counts
+        Set<Long> underWay = null;
         while (holding.isEmpty() && System.nanoTime() - until < 0) {
-            holding = liveRowsOf(victim.node()).stream().filter(r -> r.thread().endsWith("-holder")).toList();
+            List<LockHolder> rows = liveRowsOf(victim.node()).stream().filter(r -> r.thread().endsWith("-holder")).toList();
+            if (underWay == null) {
+                underWay = rows.stream().map(LockHolder::lockId).collect(Collectors.toSet());
+            }
+            Set<Long> seenFirst = underWay;
+            holding = rows.stream().filter(r -> !seenFirst.contains(r.lockId())).toList();
             if (holding.isEmpty()) {
                 Thread.sleep(5);
             }

@@ -1,6 +1,7 @@
 package dev.locks.jdbc;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -19,6 +20,8 @@ import dev.locks.LockKind;
  * Listens on PostgreSQL's LISTEN/NOTIFY channel for releases made by other nodes and tells the
  * engine at once, so that a waiter gets a freed lock in about a round trip instead of at its next
  * poll. Keeps one connection of the pool for itself, and reconnects after a database restart.
+ * It claims to be {@link #listening()} only once a notice has come back to it, its own probe at
+ * first: a LISTEN can succeed where notices never arrive, and a dropped connection can stay silent.
  */
 final class PostgresReleaseListener implements ReleaseListener {
 
@@ -28,6 +31,11 @@ final class PostgresReleaseListener implements ReleaseListener {
     private static final Duration CHECK_AFTER_SILENCE = Duration.ofSeconds(5);
 
     private static final int CHECK_TIMEOUT_SECONDS = 2;
+
+    /** How long a probe notice may take to come back before waiters stop relying on notices. */
+    private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(5);
+
+    private static final char PROBE = '!';
 
     private final DataSource dataSource;
 
@@ -43,6 +51,8 @@ final class PostgresReleaseListener implements ReleaseListener {
 
     private volatile boolean listening;
 
+    private boolean warnedUnheard;
+
 
     PostgresReleaseListener(DataSource dataSource, String channel, ReleaseOrigin self,
             BiConsumer<LockKind, String> subscriber) {
@@ -56,6 +66,8 @@ final class PostgresReleaseListener implements ReleaseListener {
     }
 
     private void listen() {
+        // a notice of this listener's own, which no release sends: no lock kind has the code '!'
+        String probe = PROBE + self.tag();
         while (running) {
             try (Connection connection = dataSource.getConnection()) {
                 connection.setAutoCommit(true);
@@ -63,31 +75,39 @@ final class PostgresReleaseListener implements ReleaseListener {
                     // quoted: pg_notify keeps the channel name's case, an unquoted LISTEN would fold it
                     st.execute("LISTEN \"" + channel + "\"");
                 }
-                listening = true;
                 PGConnection pg = connection.unwrap(PGConnection.class);
-                long checkAt = System.nanoTime() + CHECK_AFTER_SILENCE.toNanos();
+                // waiters may rely on notices only once one has come back: LISTEN succeeds through poolers
+                // that never pass notices on (PgBouncer in transaction mode)
+                long probeSentAt = sendProbe(connection, probe);
+                long heardAt = probeSentAt;
+                boolean probing = true;
+                boolean heardAny = false;
                 while (running) {
                     PGNotification[] notifications = pg.getNotifications(500);
-                    if (notifications == null || notifications.length == 0) {
-                        if (System.nanoTime() - checkAt >= 0) {
-                            // a connection dropped without a reset (a NAT or proxy forgetting it) never fails
-                            // the wait for notices: ask the server, so that waiters poll again if it is gone
-                            if (!connection.isValid(CHECK_TIMEOUT_SECONDS)) {
-                                throw new SQLException("The release listener's connection stopped answering");
-                            }
-                            checkAt = System.nanoTime() + CHECK_AFTER_SILENCE.toNanos();
+                    long now = System.nanoTime();
+                    if (notifications != null && notifications.length > 0) {
+                        // anything heard proves the channel works
+                        heardAt = now;
+                        probing = false;
+                        heardAny = true;
+                        listening = true;
+                        for (PGNotification n : notifications) {
+                            take(n.getParameter());
                         }
-                        continue;
                     }
-                    checkAt = System.nanoTime() + CHECK_AFTER_SILENCE.toNanos();
-                    for (PGNotification n : notifications) {
-                        // the payload is the kind's code, the sender's origin tag, then the tenant
-                        String payload = n.getParameter();
-                        int tenantAt = 1 + ReleaseOrigin.TAG_LENGTH;
-                        if (payload != null && payload.length() > tenantAt
-                                && !self.sent(payload.substring(1, tenantAt))) {
-                            deliver(payload.charAt(0), payload.substring(tenantAt));
+                    if (probing && now - probeSentAt > PROBE_TIMEOUT.toNanos()) {
+                        probing = false;
+                        heardAt = now;
+                        notHeard(heardAny);
+                    }
+                    if (!probing && now - heardAt > CHECK_AFTER_SILENCE.toNanos()) {
+                        // a connection dropped without a reset (a NAT or proxy forgetting it) never fails the
+                        // wait for notices: ask the server first, with a timeout, then send a probe through
+                        if (!connection.isValid(CHECK_TIMEOUT_SECONDS)) {
+                            throw new SQLException("The release listener's connection stopped answering");
                         }
+                        probeSentAt = sendProbe(connection, probe);
+                        probing = true;
                     }
                 }
             }
@@ -102,6 +122,43 @@ final class PostgresReleaseListener implements ReleaseListener {
                 // whatever ends the connection (an Error too) ends what waiters may rely on
                 listening = false;
             }
+        }
+    }
+
+    private long sendProbe(Connection connection, String probe) throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement("SELECT pg_notify(?, ?)")) {
+            ps.setString(1, channel);
+            ps.setString(2, probe);
+            ps.execute();
+        }
+        return System.nanoTime();
+    }
+
+    /**
+     * The probe did not come back in time: waiters poll with their backoff until a notice arrives.
+     *
+     * @param heardBefore whether this connection has heard notices before (then it is a slow moment,
+     *                    not a pooler that never passes notices on)
+     */
+    private void notHeard(boolean heardBefore) {
+        listening = false;
+        if (heardBefore) {
+            log.debug("A release notice probe on channel {} did not come back within {}", channel, PROBE_TIMEOUT);
+        }
+        else if (!warnedUnheard) {
+            warnedUnheard = true;
+            log.warn("Release notices sent on channel {} do not come back to this node within {}: waiters poll "
+                    + "with their backoff. Behind a pooler that does not carry LISTEN, set "
+                    + "locks.jdbc.release-notifications=false", channel, PROBE_TIMEOUT);
+        }
+    }
+
+    /** One notice: the kind's code, the sender's origin tag, then the tenant; or a listener's probe. */
+    private void take(String payload) {
+        int tenantAt = 1 + ReleaseOrigin.TAG_LENGTH;
+        if (payload != null && payload.length() > tenantAt && payload.charAt(0) != PROBE
+                && !self.sent(payload.substring(1, tenantAt))) {
+            deliver(payload.charAt(0), payload.substring(tenantAt));
         }
     }
 

@@ -2,12 +2,19 @@ package dev.locks.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+
+import javax.sql.DataSource;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -136,6 +143,63 @@ class PostgresReleaseNoticeTest extends LockServiceContract {
         finally {
             listener.close();
             sender.close();
+        }
+    }
+
+    @Test
+    void aListenerWhoseNoticesNeverComeBackDoesNotAnnounceReleases() throws Exception {
+        // LISTEN succeeds, but the session waiting for notices is not listening, as behind some poolers
+        JdbcLockStore deaf = new JdbcLockStore(listenSwallowing(newPool(4)), new PostgresDialect(), prefix);
+        deaf.onRemoteRelease((kind, tenant) -> { });
+        try {
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+            while (System.nanoTime() < until) {
+                assertThat(deaf.announcesReleases()).as("announces releases it cannot hear").isFalse();
+                Thread.sleep(50);
+            }
+        }
+        finally {
+            deaf.close();
+        }
+    }
+
+    /** A pool whose connections run every LISTEN as a plain SELECT: the session never hears a notice. */
+    private static DataSource listenSwallowing(DataSource pool) {
+        return proxy(DataSource.class, (method, args) -> {
+            Object result = invoke(pool, method, args);
+            return result instanceof Connection connection ? listenSwallowing(connection) : result;
+        });
+    }
+
+    private static Connection listenSwallowing(Connection connection) {
+        return proxy(Connection.class, (method, args) -> {
+            Object result = invoke(connection, method, args);
+            if (!(result instanceof Statement statement)) {
+                return result;
+            }
+            return proxy(Statement.class, (call, callArgs) -> call.getName().equals("execute") && callArgs.length == 1
+                    && callArgs[0] instanceof String sql && sql.startsWith("LISTEN")
+                            ? invoke(statement, call, new Object[] { "SELECT 1" })
+                            : invoke(statement, call, callArgs));
+        });
+    }
+
+    private interface Call {
+
+        Object on(Method method, Object[] args) throws Throwable;
+    }
+
+    private static <T> T proxy(Class<T> type, Call call) {
+        return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] { type },
+                (proxy, method, args) -> call.on(method, args == null ? new Object[0] : args)));
+    }
+
+    private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        }
+        catch (InvocationTargetException ex) {
+            throw ex.getCause();
         }
     }
 

@@ -15,7 +15,12 @@ import javax.sql.DataSource;
  */
 public final class CountingDataSource {
 
+    /** The thread of PostgreSQL's release listener, which talks to the database in the background. */
+    public static final String LISTENER_THREAD = "locks-pg-listener";
+
     private final AtomicInteger statements = new AtomicInteger();
+
+    private final AtomicInteger listenerStatements = new AtomicInteger();
 
     private final DataSource proxy;
 
@@ -40,14 +45,31 @@ public final class CountingDataSource {
         return statements.get();
     }
 
+    /**
+     * @return the statements of {@link #statements()} that the release listener sent: its LISTEN, and
+     *         the probes it sends itself after a silence, whenever that falls
+     */
+    public int listenerStatements() {
+        return listenerStatements.get();
+    }
+
+    /** @return statements executed by every thread but the release listener's */
+    public int operationStatements() {
+        return statements.get() - listenerStatements.get();
+    }
+
     public void reset() {
         statements.set(0);
+        listenerStatements.set(0);
     }
 
     private <T> T wrap(T target, Class<T> type) {
         InvocationHandler handler = (p, method, args) -> {
             String name = method.getName();
             if (name.startsWith("execute") || name.equals("commit") || name.equals("rollback")) {
+                if (Thread.currentThread().getName().equals(LISTENER_THREAD)) {
+                    listenerStatements.incrementAndGet();
+                }
                 statements.incrementAndGet();
             }
             Object result = invoke(target, method, args);

@@ -126,10 +126,16 @@ final class PostgresReleaseListener implements ReleaseListener {
     }
 
     private long sendProbe(Connection connection, String probe) throws SQLException {
+        // bounded like the isValid before it: a connection that drops in between must not block for minutes
+        int previous = connection.getNetworkTimeout();
+        connection.setNetworkTimeout(Runnable::run, CHECK_TIMEOUT_SECONDS * 1000);
         try (PreparedStatement ps = connection.prepareStatement("SELECT pg_notify(?, ?)")) {
             ps.setString(1, channel);
             ps.setString(2, probe);
             ps.execute();
+        }
+        finally {
+            connection.setNetworkTimeout(Runnable::run, previous);
         }
         return System.nanoTime();
     }

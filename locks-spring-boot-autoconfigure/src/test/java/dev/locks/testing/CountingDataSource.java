@@ -18,7 +18,8 @@ public final class CountingDataSource {
     /** The thread of PostgreSQL's release listener, which talks to the database in the background. */
     public static final String LISTENER_THREAD = "locks-pg-listener";
 
-    private final AtomicInteger statements = new AtomicInteger();
+    // two counters, not a total and a part: a background statement between two reads must not skew either
+    private final AtomicInteger operationStatements = new AtomicInteger();
 
     private final AtomicInteger listenerStatements = new AtomicInteger();
 
@@ -42,7 +43,7 @@ public final class CountingDataSource {
 
     /** @return statements executed, commits and rollbacks included */
     public int statements() {
-        return statements.get();
+        return operationStatements.get() + listenerStatements.get();
     }
 
     /**
@@ -55,11 +56,11 @@ public final class CountingDataSource {
 
     /** @return statements executed by every thread but the release listener's */
     public int operationStatements() {
-        return statements.get() - listenerStatements.get();
+        return operationStatements.get();
     }
 
     public void reset() {
-        statements.set(0);
+        operationStatements.set(0);
         listenerStatements.set(0);
     }
 
@@ -70,7 +71,9 @@ public final class CountingDataSource {
                 if (Thread.currentThread().getName().equals(LISTENER_THREAD)) {
                     listenerStatements.incrementAndGet();
                 }
-                statements.incrementAndGet();
+                else {
+                    operationStatements.incrementAndGet();
+                }
             }
             Object result = invoke(target, method, args);
             if (result instanceof java.sql.PreparedStatement ps && !(result instanceof java.sql.CallableStatement)) {

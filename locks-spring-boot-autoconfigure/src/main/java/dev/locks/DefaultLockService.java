@@ -554,10 +554,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
         LocalWakeups.Release outcome = keep.isZero() ? LocalWakeups.Release.FREED : LocalWakeups.Release.KEPT;
         try {
             if (outcome == LocalWakeups.Release.FREED) {
-                HandedOff handedOff = handOver(handle);
-                if (handedOff != null) {
-                    outcome = handedOff.outcome();
-                    return handedOff.released();
+                ReleasedByHandOver byHandOver = handOver(handle);
+                if (byHandOver != null) {
+                    outcome = byHandOver.outcome();
+                    return byHandOver.released();
                 }
             }
             return store.release(handle.grant(), keep);
@@ -585,7 +585,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
      * @return whether the handle was released and what its waiters are to hear, or null if nothing was
      *         handed over and the handle is still to be released
      */
-    private HandedOff handOver(GrantedLock handle) {
+    private ReleasedByHandOver handOver(GrantedLock handle) {
         LocalWakeups.Waiter next = wakeups.claimFirst(handle.request().kind(), handle.tenant(), handle.paths());
         if (next == null) {
             return null;
@@ -616,11 +616,12 @@ public class DefaultLockService implements LockService, AutoCloseable {
             return null;
         }
         // a grant released again freed the lock after all: the other waiters must hear of it
-        return new HandedOff(handOff.released(), discarded ? LocalWakeups.Release.FREED : LocalWakeups.Release.HANDED_OVER);
+        return new ReleasedByHandOver(handOff.released(),
+                discarded ? LocalWakeups.Release.FREED : LocalWakeups.Release.HANDED_OVER);
     }
 
     /** A release done by {@link #handOver}: its answer, and what it did for the other waiters. */
-    private record HandedOff(boolean released, LocalWakeups.Release outcome) {
+    private record ReleasedByHandOver(boolean released, LocalWakeups.Release outcome) {
     }
 
     /**

@@ -77,12 +77,12 @@ final class LocalWakeups {
             }
             return;
         }
-        Waiter first = first(overlapping);
-        // only the waiter queued first may skip its look: the others would try grants that must fail
-        if (release == Release.FREED && first != null) {
-            first.overlappingRelease = true;
+        if (release == Release.FREED) {
+            pathFreed(overlapping);
         }
-        overlapping.forEach(Waiter::signal);
+        else {
+            overlapping.forEach(Waiter::signal);
+        }
     }
 
     /**
@@ -104,6 +104,14 @@ final class LocalWakeups {
             byName.values().forEach(LocalWakeups::tellFirstUntold);
             return;
         }
+        pathFreed(waiters);
+    }
+
+    /**
+     * A path may have come free for these waiters: all look again, and the one queued first tries its
+     * grant at once. Only it may skip its look: the others would try grants that must fail.
+     */
+    private static void pathFreed(Collection<Waiter> waiters) {
         Waiter first = first(waiters);
         if (first != null) {
             first.overlappingRelease = true;

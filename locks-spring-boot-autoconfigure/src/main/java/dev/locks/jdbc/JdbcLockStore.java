@@ -76,6 +76,9 @@ public class JdbcLockStore implements LockStore {
 
     private final String channel;
 
+    /** Removes a request's queue rows, bound to its grant id. */
+    private final String dequeueSql;
+
     /** Tags this store's release notices, so that its own listener skips them. */
     private final ReleaseOrigin origin = ReleaseOrigin.random();
 
@@ -94,6 +97,7 @@ public class JdbcLockStore implements LockStore {
         this.transactions = new StoreTransactions(dataSource, dialect);
         this.conflicts = new PathConflictQuery(dialect, tables);
         this.channel = tables.prefix() + "released";
+        this.dequeueSql = "DELETE FROM " + tables.waiting() + " WHERE grant_id = ?";
     }
 
     /** @return the dialect in use */
@@ -138,7 +142,7 @@ public class JdbcLockStore implements LockStore {
     private HandOff transactionalGrant(Connection connection, GrantRequest request, Grant releasing)
             throws SQLException {
         Instant now = dialect.serialise(connection, tables, nodeLocks(request)).truncatedTo(ChronoUnit.MICROS);
-        boolean released = releasing != null && releaseWork(releasing, Duration.ZERO).run(connection) > 0;
+        boolean released = releasing != null && releaseWork(releasing, Duration.ZERO, origin).run(connection) > 0;
         boolean nameHolders = releasing == null;
         Grant grant;
         if (request.kind() == LockKind.SEMAPHORE) {
@@ -159,8 +163,7 @@ public class JdbcLockStore implements LockStore {
         }
         if (request.ticket() > 0) {
             // no notice: the granted waiter's held rows block exactly what its waiting rows blocked
-            try (PreparedStatement ps = connection.prepareStatement(
-                    "DELETE FROM " + tables.waiting() + " WHERE grant_id = ?")) {
+            try (PreparedStatement ps = connection.prepareStatement(dequeueSql)) {
                 ps.setString(1, request.grantId());
                 ps.executeUpdate();
             }
@@ -232,19 +235,14 @@ public class JdbcLockStore implements LockStore {
     @Override
     public void dequeue(GrantRequest request) {
         // a waiter leaving may unblock the requests queued behind it
-        transactions.autoCommit("leave the wait queue", connection -> modifyAndNotify(connection,
-                "DELETE FROM " + tables.waiting() + " WHERE grant_id = ?", ps -> ps.setString(1, request.grantId())));
+        transactions.autoCommit("leave the wait queue", connection -> modifyAndNotify(connection, dequeueSql, origin,
+                ps -> ps.setString(1, request.grantId())));
     }
 
     /** Binds statement parameters. */
     @FunctionalInterface
     private interface Binder {
         void bind(PreparedStatement ps) throws SQLException;
-    }
-
-    /** Runs a DELETE or UPDATE of this node's lock rows and, where the database can, tells the other nodes. */
-    private int modifyAndNotify(Connection connection, String sql, Binder binder) throws SQLException {
-        return modifyAndNotify(connection, sql, origin, binder);
     }
 
     /**
@@ -600,23 +598,24 @@ public class JdbcLockStore implements LockStore {
         if (inCallersTransaction()) {
             // this node's waiters were woken before the commit and looked too early: its own notice,
             // sent at the commit, must reach them too
-            String sql = releaseSql(keepFor);
-            return releaseWithCallersTransaction(grant, keepFor, connection -> modifyAndNotify(connection, sql,
-                    ReleaseOrigin.ANY, ps -> bindRelease(ps, 1, grant, keepFor)));
+            return releaseWithCallersTransaction(grant, keepFor, releaseWork(grant, keepFor, ReleaseOrigin.ANY));
         }
-        StoreTransactions.SqlWork<Integer> work = releaseWork(grant, keepFor);
-        return transactions.autoCommit("release a lock", work) > 0;
+        return transactions.autoCommit("release a lock", releaseWork(grant, keepFor, origin)) > 0;
     }
 
     @Override
     public void discard(Grant grant) {
-        transactions.autoCommit("release a lock granted to a waiter that had left", releaseWork(grant, Duration.ZERO));
+        transactions.autoCommit("release a lock granted to a waiter that had left",
+                releaseWork(grant, Duration.ZERO, origin));
     }
 
-    /** The release of a grant on a given connection, telling other nodes where the database can. */
-    private StoreTransactions.SqlWork<Integer> releaseWork(Grant grant, Duration keepFor) {
+    /**
+     * The release of a grant on a given connection, telling the listeners {@code from} does not
+     * exclude where the database can.
+     */
+    private StoreTransactions.SqlWork<Integer> releaseWork(Grant grant, Duration keepFor, ReleaseOrigin from) {
         String sql = releaseSql(keepFor);
-        return connection -> modifyAndNotify(connection, sql, ps -> bindRelease(ps, 1, grant, keepFor));
+        return connection -> modifyAndNotify(connection, sql, from, ps -> bindRelease(ps, 1, grant, keepFor));
     }
 
     /** Deletes a grant's live rows, or with {@code keepFor} ends their lease that long after the grant. */

@@ -30,7 +30,8 @@ final class PostgresReleaseListener implements ReleaseListener {
     /** How long the connection may stay silent before the listener asks whether it is still there. */
     private static final Duration CHECK_AFTER_SILENCE = Duration.ofSeconds(5);
 
-    private static final int CHECK_TIMEOUT_SECONDS = 2;
+    /** How long sending a probe may wait for the server's reply before the connection counts as gone. */
+    private static final Duration PROBE_NETWORK_TIMEOUT = Duration.ofSeconds(2);
 
     /** How long a probe notice may take to come back before waiters stop relying on notices. */
     private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(5);
@@ -102,10 +103,7 @@ final class PostgresReleaseListener implements ReleaseListener {
                     }
                     if (!probing && now - heardAt > CHECK_AFTER_SILENCE.toNanos()) {
                         // a connection dropped without a reset (a NAT or proxy forgetting it) never fails the
-                        // wait for notices: ask the server first, with a timeout, then send a probe through
-                        if (!connection.isValid(CHECK_TIMEOUT_SECONDS)) {
-                            throw new SQLException("The release listener's connection stopped answering");
-                        }
+                        // wait for notices; the probe's network timeout does
                         probeSentAt = sendProbe(connection, probe);
                         probing = true;
                     }
@@ -126,9 +124,9 @@ final class PostgresReleaseListener implements ReleaseListener {
     }
 
     private long sendProbe(Connection connection, String probe) throws SQLException {
-        // bounded like the isValid before it: a connection that drops in between must not block for minutes
+        // bounded: on a connection that dropped without a reset, a reply would be awaited for minutes
         int previous = connection.getNetworkTimeout();
-        connection.setNetworkTimeout(Runnable::run, CHECK_TIMEOUT_SECONDS * 1000);
+        connection.setNetworkTimeout(Runnable::run, (int) PROBE_NETWORK_TIMEOUT.toMillis());
         try (PreparedStatement ps = connection.prepareStatement("SELECT pg_notify(?, ?)")) {
             ps.setString(1, channel);
             ps.setString(2, probe);

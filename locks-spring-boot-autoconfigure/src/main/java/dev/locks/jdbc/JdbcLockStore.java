@@ -59,8 +59,6 @@ public class JdbcLockStore implements LockStore {
     /** The acquired and expiry times of {@link #valueRows} as parameters, bound by {@link #bindRows}. */
     private static final String BOUND_TIMES = ",?,?";
 
-    private static final int RENEW_CHUNK = 500;
-
     /** Node rows are only a serialisation point; old ones are dropped and recreated on demand. */
     private static final Duration NODE_AGE = Duration.ofHours(1);
 
@@ -73,6 +71,8 @@ public class JdbcLockStore implements LockStore {
     private final StoreTransactions transactions;
 
     private final PathConflictQuery conflicts;
+
+    private final LeaseRenewal renewal;
 
     private final String channel;
 
@@ -96,6 +96,7 @@ public class JdbcLockStore implements LockStore {
         this.tables = new LockTables(tablePrefix);
         this.transactions = new StoreTransactions(dataSource, dialect);
         this.conflicts = new PathConflictQuery(dialect, tables);
+        this.renewal = new LeaseRenewal(dialect, tables, transactions);
         this.channel = tables.prefix() + "released";
         this.dequeueSql = "DELETE FROM " + tables.waiting() + " WHERE grant_id = ?";
     }
@@ -682,84 +683,9 @@ public class JdbcLockStore implements LockStore {
                 && TransactionSynchronizationManager.getResource(transactions.dataSource()) != null;
     }
 
-    // Renewals, queue renewals and the purge run in transactions at the grant transactions' isolation
-    // (READ COMMITTED on MySQL/MariaDB: under the pool's REPEATABLE READ their range updates took gap
-    // locks that blocked and deadlocked with concurrent grants, and under load leases lapsed while
-    // renewals waited).
     @Override
     public Map<String, Instant> renew(Collection<Grant> grants, Duration lease) {
-        Map<String, Instant> renewed = new HashMap<>();
-        List<Grant> all = new ArrayList<>(grants);
-        for (int from = 0; from < all.size(); from += RENEW_CHUNK) {
-            List<Grant> chunk = all.subList(from, Math.min(all.size(), from + RENEW_CHUNK));
-            renewed.putAll(transactions.isolated("renew leases", connection -> renewChunk(connection, chunk, lease)));
-        }
-        return renewed;
-    }
-
-    private Map<String, Instant> renewChunk(Connection connection, List<Grant> chunk, Duration lease) throws SQLException {
-        String ids = SqlDialect.placeholders(chunk.size());
-        lockForRenewal(connection, chunk, ids);
-        Instant now = dialect.currentTime(connection).truncatedTo(ChronoUnit.MICROS);
-        Instant until = now.plus(lease).truncatedTo(ChronoUnit.MICROS);
-        int expected = 0;
-        int updated;
-        // liveness is judged by the clock when the UPDATE runs, not by the time read above: a node that
-        // stalls between the two past its lease must not revive a grant that another node has replaced
-        try (PreparedStatement ps = connection.prepareStatement("UPDATE " + tables.held()
-                + " SET expires_at = ? WHERE grant_id IN (" + ids + ") AND expires_at > " + dialect.now())) {
-            dialect.setTime(ps, 1, until);
-            int i = 2;
-            for (Grant grant : chunk) {
-                ps.setString(i++, grant.grantId());
-                expected += grant.rows();
-            }
-            updated = ps.executeUpdate();
-        }
-        Map<String, Instant> renewed = new HashMap<>();
-        if (updated == expected) {
-            chunk.forEach(g -> renewed.put(g.grantId(), until));
-            return renewed;
-        }
-        // some grants were gone: find out which ones are still there with the new lease
-        try (PreparedStatement ps = connection.prepareStatement("SELECT DISTINCT grant_id FROM " + tables.held()
-                + " WHERE grant_id IN (" + ids + ") AND expires_at = ?")) {
-            int i = 1;
-            for (Grant grant : chunk) {
-                ps.setString(i++, grant.grantId());
-            }
-            dialect.setTime(ps, i, until);
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    renewed.put(rs.getString(1), until);
-                }
-            }
-        }
-        return renewed;
-    }
-
-    /**
-     * Locks the rows before the UPDATE judges them. A statement that waits for a row lock keeps the
-     * verdict of a clock read before the wait (MariaDB's statement clock stands at its start;
-     * PostgreSQL re-checks only rows that were changed meanwhile): a renewal held up past the lease
-     * would revive a grant that another node may have replaced in the meantime. In id order, as the
-     * purge deletes, so that the two do not deadlock. In auto-commit (H2) the lock ends with the
-     * SELECT, which still waits out whoever held the rows, so the UPDATE's clock starts after that wait.
-     * One statement per chunk of {@value #RENEW_CHUNK} grants.
-     */
-    private void lockForRenewal(Connection connection, List<Grant> chunk, String ids) throws SQLException {
-        try (PreparedStatement ps = connection.prepareStatement("SELECT id FROM " + tables.held()
-                + " WHERE grant_id IN (" + ids + ") ORDER BY id FOR UPDATE")) {
-            int i = 1;
-            for (Grant grant : chunk) {
-                ps.setString(i++, grant.grantId());
-            }
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    // the lock is what counts
-                }
-            }
-        }
+        return renewal.renew(grants, lease);
     }
 
     @Override

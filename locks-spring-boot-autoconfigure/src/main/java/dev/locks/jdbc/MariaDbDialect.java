@@ -4,6 +4,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.UnaryOperator;
 
 /**
  * MariaDB: InnoDB like MySQL, and a whole grant in one round trip as an anonymous compound
@@ -88,5 +89,15 @@ public class MariaDbDialect extends MySqlDialect {
     String blockClosing() {
         return "; SELECT LAST_INSERT_ID(), grant_time + INTERVAL grant_lease MICROSECOND, grant_time, grant_released;"
                 + " ELSE SELECT NULL, NULL, grant_time, grant_released; END IF; COMMIT; END";
+    }
+
+    // the derived table keeps the locked ids inside the block; its FOR UPDATE still locks every row
+    @Override
+    String renewalTrip(String lockRows, UnaryOperator<String> extendLeases) {
+        return "BEGIN NOT ATOMIC DECLARE renew_locked INT; DECLARE renew_until DATETIME(6);"
+                + " SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION;"
+                + " SELECT COUNT(*) INTO renew_locked FROM (" + lockRows + ") locked;"
+                + " SET renew_until = " + plusMicros(now()) + "; " + extendLeases.apply("renew_until") + ";"
+                + " SELECT ROW_COUNT(), renew_until; COMMIT; END";
     }
 }

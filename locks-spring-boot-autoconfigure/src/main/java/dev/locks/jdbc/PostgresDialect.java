@@ -8,6 +8,7 @@ import java.sql.Statement;
 import java.time.Instant;
 import java.util.List;
 import java.util.function.BiConsumer;
+import java.util.function.UnaryOperator;
 
 import javax.sql.DataSource;
 
@@ -106,6 +107,16 @@ public class PostgresDialect extends SqlDialect {
         ps.setArray(index, connection.createArrayOf("bigint", keys));
         ps.setArray(index + 1, connection.createArrayOf("boolean", exclusive));
         return index + 2;
+    }
+
+    // Pipelined as grants are: the UPDATE starts, and reads the clock, only once the locking SELECT
+    // has all its row locks. The expiry is computed once (a CTE with a volatile function is evaluated
+    // once), so that every row of the chunk carries the same one.
+    @Override
+    String renewalTrip(String lockRows, UnaryOperator<String> extendLeases) {
+        return "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT count(*) FROM (" + lockRows + ") l; WITH c AS (SELECT "
+                + plusMicros("clock_timestamp()") + " AS until), r AS (" + extendLeases.apply("(SELECT until FROM c)")
+                + " RETURNING 1) SELECT (SELECT count(*) FROM r), (SELECT until FROM c); COMMIT";
     }
 
     // pg_notify is sent at commit; the ::text and count() make sure it is evaluated for every tenant touched.

@@ -13,6 +13,7 @@ import java.time.ZoneOffset;
 import java.util.Collections;
 import java.util.List;
 import java.util.function.BiConsumer;
+import java.util.function.UnaryOperator;
 import java.util.Locale;
 
 import javax.sql.DataSource;
@@ -21,8 +22,8 @@ import dev.locks.LockKind;
 
 /**
  * What differs between databases: how conflicting acquisitions are serialised, the clock, text and
- * time types, and the subtree range. All other SQL is shared and lives in {@link JdbcLockStore} and
- * {@link PathConflictQuery}. One subclass per database.
+ * time types, and the subtree range. All other SQL is shared and lives in {@link JdbcLockStore},
+ * {@link PathConflictQuery} and {@link LeaseRenewal}. One subclass per database.
  */
 public abstract class SqlDialect {
 
@@ -206,6 +207,21 @@ public abstract class SqlDialect {
      */
     String blockClosing() {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
+    }
+
+    /**
+     * A lease renewal in one round trip on a connection in auto-commit: it begins a READ COMMITTED
+     * transaction, runs {@code lockRows}, reads the clock once those row locks are held and adds the
+     * lease to it, runs {@code extendLeases} with that expiry, and commits. Its only result set of two
+     * columns holds one row: the rows extended and the expiry. Parameters: those of {@code lockRows},
+     * the lease in microseconds, those of {@code extendLeases}.
+     *
+     * @param lockRows a {@code SELECT ... FOR UPDATE} of the rows to renew
+     * @param extendLeases the {@code UPDATE}, given the SQL of the new expiry
+     * @return the statement, or null where a renewal is a transaction of several statements
+     */
+    String renewalTrip(String lockRows, UnaryOperator<String> extendLeases) {
+        return null;
     }
 
     /** @return true if grant transactions serialise on rows of the node table */

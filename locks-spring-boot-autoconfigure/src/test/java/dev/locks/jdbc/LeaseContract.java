@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -15,6 +18,7 @@ import dev.locks.LockListener;
 import dev.locks.LockLostException;
 import dev.locks.LockRequest;
 import dev.locks.LockSettings;
+import dev.locks.store.Grant;
 
 /** Leases in database time, renewal, owner checks. */
 abstract class LeaseContract extends LockServiceContract {
@@ -49,6 +53,39 @@ abstract class LeaseContract extends LockServiceContract {
             assertThat(h.expiresAt()).isAfter(before);
             assertThat(h.isValid()).isTrue();
         }
+    }
+
+    @Test
+    void aBatchRenewalRenewsTheGrantsStillHeldAndLeavesOutTheOnesGone() {
+        LockHandle first = tryX("/batch/a").orElseThrow();
+        LockHandle gone = tryX("/batch/b", "/batch/c").orElseThrow();
+        LockHandle last = tryX("/batch/d", "/batch/e").orElseThrow();
+        Grant goneGrant = grantOf(gone);
+        gone.release();
+
+        Map<String, Instant> renewed = locks.store().renew(List.of(grantOf(first), goneGrant, grantOf(last)),
+                Duration.ofSeconds(60));
+
+        assertThat(renewed).containsOnlyKeys(grantOf(first).grantId(), grantOf(last).grantId());
+        assertThat(renewed.values()).allMatch(until -> until.isAfter(Instant.now().plusSeconds(50)));
+        first.release();
+        last.release();
+    }
+
+    @Test
+    void aBatchRenewalOfMoreGrantsThanOneChunkRenewsEveryOne() {
+        List<LockHandle> handles = new ArrayList<>();
+        List<Grant> grants = new ArrayList<>();
+        for (int i = 0; i <= LeaseRenewal.CHUNK; i++) {
+            LockHandle h = tryX("/chunked/" + i).orElseThrow();
+            handles.add(h);
+            grants.add(grantOf(h));
+        }
+
+        Map<String, Instant> renewed = locks.store().renew(grants, Duration.ofSeconds(60));
+
+        assertThat(renewed).hasSize(LeaseRenewal.CHUNK + 1);
+        handles.forEach(LockHandle::release);
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.locks.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.TestInstance;
 import dev.locks.LockHandle;
 import dev.locks.LockRequest;
 import dev.locks.LockSettings;
+import dev.locks.store.Grant;
 import dev.locks.testing.CountingDataSource;
 import dev.locks.testing.TestDatabase;
 
@@ -43,7 +45,10 @@ class RoundTripTest {
                     6,
                     // a hand-off: a queued request's grant, which also deletes its waiting row, with the
                     // release's DELETE after the node locks
-                    6);
+                    6,
+                    // H2's clock stands still in a transaction, so renewals run in auto-commit: SELECT ... FOR
+                    // UPDATE of the grants' rows, the clock, the UPDATE
+                    3);
         }
     }
 
@@ -55,6 +60,8 @@ class RoundTripTest {
             super(TestDatabase.MYSQL, null, 1, 1,
                     // in a hand-off the block deletes the released grant after the node locks and the waiting
                     // row after the insert
+                    1,
+                    // a block locks the grants' rows, reads the clock, extends the leases and commits
                     1);
         }
     }
@@ -75,7 +82,10 @@ class RoundTripTest {
                     8,
                     // a hand-off: a queued request's grant, which also deletes its waiting row, with the
                     // release's DELETE after the node locks
-                    8);
+                    8,
+                    // SET TRANSACTION, START TRANSACTION, SELECT ... FOR UPDATE of the grants' rows, the clock,
+                    // the UPDATE, COMMIT
+                    6);
         }
     }
 
@@ -91,6 +101,9 @@ class RoundTripTest {
                     1,
                     // in a hand-off the release's DELETE (with its NOTIFY) joins them after the locks, and a
                     // DELETE of the waiting row follows the insert
+                    1,
+                    // pipelined: BEGIN, SELECT ... FOR UPDATE of the grants' rows, the UPDATE with the clock
+                    // read once the rows are locked, COMMIT
                     1);
         }
     }
@@ -108,6 +121,8 @@ class RoundTripTest {
 
         private final int handOff;
 
+        private final int renewal;
+
         private HikariDataSource pool;
 
         private CountingDataSource counting;
@@ -119,12 +134,13 @@ class RoundTripTest {
         private String folder;
 
         Counts(TestDatabase database, SqlDialect dialect, int acquireOfAKnownPath, int acquireOfANewPath,
-                int handOff) {
+                int handOff, int renewal) {
             this.database = database;
             this.dialect = dialect;
             this.acquireOfAKnownPath = acquireOfAKnownPath;
             this.acquireOfANewPath = acquireOfANewPath;
             this.handOff = handOff;
+            this.renewal = renewal;
         }
 
         @BeforeAll
@@ -232,6 +248,18 @@ class RoundTripTest {
             LockHandle handle = locks.acquire(exclusive(folder + "/file"));
 
             assertThat(statementsOf(handle::release)).isEqualTo(1);
+        }
+
+        @Test
+        void aRenewalOfSeveralGrantsTakesAFixedNumberOfStatements() {
+            List<LockHandle> handles = List.of(locks.acquire(exclusive(folder + "/a")),
+                    locks.acquire(exclusive(folder + "/b")), locks.acquire(LockRequest.paths(folder + "/c",
+                            folder + "/d").exclusive().build()));
+            List<Grant> grants = handles.stream().map(LockServiceContract::grantOf).toList();
+
+            assertThat(statementsOf(() -> assertThat(locks.store().renew(grants, Duration.ofMinutes(1))).hasSize(3)))
+                    .isEqualTo(renewal);
+            handles.forEach(LockHandle::release);
         }
 
         private int statementsOf(Runnable operation) {

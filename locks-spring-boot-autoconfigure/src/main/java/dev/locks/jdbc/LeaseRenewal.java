@@ -1,0 +1,172 @@
+package dev.locks.jdbc;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import dev.locks.store.Grant;
+
+/**
+ * Extends the leases of held grants, {@value #CHUNK} at a time. Each chunk first locks its rows and
+ * only then extends the leases that are still alive, judged by the database's clock after that wait:
+ * a statement that waits for a row lock keeps the verdict of a clock read before the wait (MariaDB's
+ * statement clock stands at its start; PostgreSQL re-checks only rows that were changed meanwhile),
+ * so a renewal held up past the lease would revive a grant that another node may have replaced.
+ * Rows are locked in id order, as the purge deletes them, so that the two do not deadlock.
+ * <p>
+ * Where the dialect can ({@link SqlDialect#renewalTrip}) a chunk takes one round trip; otherwise
+ * a transaction of a locking {@code SELECT}, a clock read and the {@code UPDATE}.
+ */
+final class LeaseRenewal {
+
+    static final int CHUNK = 500;
+
+    private final SqlDialect dialect;
+
+    private final LockTables tables;
+
+    private final StoreTransactions transactions;
+
+    LeaseRenewal(SqlDialect dialect, LockTables tables, StoreTransactions transactions) {
+        this.dialect = dialect;
+        this.tables = tables;
+        this.transactions = transactions;
+    }
+
+    /**
+     * @return the new lease end of each grant renewed; grants missing from the map are lost
+     */
+    Map<String, Instant> renew(Collection<Grant> grants, Duration lease) {
+        Map<String, Instant> renewed = new HashMap<>();
+        List<Grant> all = new ArrayList<>(grants);
+        for (int from = 0; from < all.size(); from += CHUNK) {
+            List<Grant> chunk = all.subList(from, Math.min(all.size(), from + CHUNK));
+            renewed.putAll(renewChunk(chunk, lease));
+        }
+        return renewed;
+    }
+
+    private Map<String, Instant> renewChunk(List<Grant> chunk, Duration lease) {
+        int n = chunk.size();
+        String trip = dialect.renewalTrip(lockRows(n), until -> extendLeases(n, until));
+        if (trip != null) {
+            // null where the pool's connections are not in auto-commit, which the trip needs
+            Map<String, Instant> renewed = transactions.inBlock("renew leases", connection ->
+                    renewInOneTrip(connection, trip, chunk, lease));
+            if (renewed != null) {
+                return renewed;
+            }
+        }
+        // Renewals run in transactions at the grant transactions' isolation (READ COMMITTED on
+        // MySQL/MariaDB: under the pool's REPEATABLE READ their range updates took gap locks that
+        // blocked and deadlocked with concurrent grants, and under load leases lapsed while renewals waited)
+        return transactions.isolated("renew leases", connection -> renewInTransaction(connection, chunk, lease));
+    }
+
+    private Map<String, Instant> renewInOneTrip(Connection connection, String trip, List<Grant> chunk, Duration lease)
+            throws SQLException {
+        int updated = -1;
+        Instant until = null;
+        try (PreparedStatement ps = connection.prepareStatement(trip)) {
+            int i = bindIds(ps, 1, chunk);
+            ps.setLong(i++, lease.toNanos() / 1000);
+            bindIds(ps, i, chunk);
+            boolean isResultSet = ps.execute();
+            // the transaction's framing and the locking statement may answer too: the renewal's answer has two columns
+            for (; isResultSet || ps.getUpdateCount() != -1; isResultSet = ps.getMoreResults()) {
+                if (isResultSet) {
+                    try (ResultSet rs = ps.getResultSet()) {
+                        while (rs.next()) {
+                            if (rs.getMetaData().getColumnCount() == 2) {
+                                updated = rs.getInt(1);
+                                until = dialect.getTime(rs, 2);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if (until == null) {
+            throw new SQLException("The renewal statement answered no expiry");
+        }
+        return renewedOf(connection, chunk, updated, until);
+    }
+
+    private Map<String, Instant> renewInTransaction(Connection connection, List<Grant> chunk, Duration lease)
+            throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement(lockRows(chunk.size()))) {
+            bindIds(ps, 1, chunk);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    // the lock is what counts
+                }
+            }
+        }
+        Instant now = dialect.currentTime(connection).truncatedTo(ChronoUnit.MICROS);
+        Instant until = now.plus(lease).truncatedTo(ChronoUnit.MICROS);
+        int updated;
+        try (PreparedStatement ps = connection.prepareStatement(extendLeases(chunk.size(), "?"))) {
+            dialect.setTime(ps, 1, until);
+            bindIds(ps, 2, chunk);
+            updated = ps.executeUpdate();
+        }
+        return renewedOf(connection, chunk, updated, until);
+    }
+
+    /**
+     * All of the chunk when every row was extended; otherwise the grants whose rows now carry
+     * {@code until}, which only this renewal wrote.
+     */
+    private Map<String, Instant> renewedOf(Connection connection, List<Grant> chunk, int updated, Instant until)
+            throws SQLException {
+        Map<String, Instant> renewed = new HashMap<>();
+        int expected = chunk.stream().mapToInt(Grant::rows).sum();
+        if (updated == expected) {
+            chunk.forEach(g -> renewed.put(g.grantId(), until));
+            return renewed;
+        }
+        try (PreparedStatement ps = connection.prepareStatement("SELECT DISTINCT grant_id FROM " + tables.held()
+                + " WHERE grant_id IN (" + SqlDialect.placeholders(chunk.size()) + ") AND expires_at = ?")) {
+            int i = bindIds(ps, 1, chunk);
+            dialect.setTime(ps, i, until);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    renewed.put(rs.getString(1), until);
+                }
+            }
+        }
+        return renewed;
+    }
+
+    /** Locks the rows of {@code n} grants, whose ids are its parameters; answers their ids. */
+    private String lockRows(int n) {
+        return "SELECT id FROM " + tables.held() + " WHERE grant_id IN (" + SqlDialect.placeholders(n)
+                + ") ORDER BY id FOR UPDATE";
+    }
+
+    /**
+     * Sets the expiry of the still live rows of {@code n} grants to {@code until}; the grant ids are
+     * its parameters after any in {@code until}. Liveness is judged by the clock when the
+     * {@code UPDATE} runs, not by a time read before it.
+     */
+    private String extendLeases(int n, String until) {
+        return "UPDATE " + tables.held() + " SET expires_at = " + until + " WHERE grant_id IN ("
+                + SqlDialect.placeholders(n) + ") AND expires_at > " + dialect.now();
+    }
+
+    private static int bindIds(PreparedStatement ps, int index, List<Grant> chunk) throws SQLException {
+        for (Grant grant : chunk) {
+            ps.setString(index++, grant.grantId());
+        }
+        return index;
+    }
+}

@@ -18,10 +18,13 @@ import dev.locks.jdbc.JdbcLockService;
 import dev.locks.testing.TestDatabase;
 
 /**
- * A renewal reads the database clock and then updates the lease. If the renewing node stalls
- * between the two (a GC pause, SIGSTOP, a slow network) past the end of its lease, another node
- * may take the lock in between; the late renewal must then fail instead of reviving the old grant
- * next to the new one. The torture run's SIGSTOP hits this window only by chance; here it is forced.
+ * A renewal decides from the database clock whether a lease is still alive. If the renewing node
+ * stalls (a GC pause, SIGSTOP, a slow network) past the end of its lease before its update reaches
+ * the database, another node may take the lock in between; the late renewal must then fail instead
+ * of reviving the old grant next to the new one. Where a renewal is several statements (H2) the
+ * stall falls between reading the clock and the update; where it is one round trip (MariaDB,
+ * PostgreSQL) it holds the whole trip back. The torture run's SIGSTOP hits this window only by
+ * chance; here it is forced.
  */
 class DelayedRenewalTest {
 
@@ -35,7 +38,7 @@ class DelayedRenewalTest {
             String tenant = "t-" + UUID.randomUUID();
             try (HikariDataSource poolA = database().newPool(4); HikariDataSource poolB = database().newPool(4)) {
                 StallingDataSource stalling = new StallingDataSource(poolA,
-                        sql -> sql.startsWith("UPDATE " + prefix + "held SET expires_at"));
+                        sql -> sql.contains("UPDATE " + prefix + "held SET expires_at"));
                 try (JdbcLockService a = service(stalling.dataSource(), prefix, "node-a", true);
                         JdbcLockService b = service(poolB, prefix, "node-b", false)) {
                     LockRequest request = LockRequest.paths("/renewal").tenant(tenant).lease(Duration.ofSeconds(1)).build();

@@ -422,7 +422,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     // busy; right after a release here of an overlapping path the grant itself is the look
                     List<LockHolder> conflicts = waiter.takeOverlappingRelease() ? List.of() : store.conflicts(queued);
                     if (!conflicts.isEmpty()) {
-                        if (!sameHolders(conflicts, result.conflicts())) {
+                        if (!sameHolders(conflicts, result.conflicts()) && !queuedBehind(conflicts)) {
                             // the holders changed hands: a release was seen, so the next may come soon too
                             delays = backOff.start();
                         }
@@ -453,6 +453,21 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * Whether a request queued earlier is among the conflicts: it is granted before this one, so the
+     * next release is not this request's turn, and a change of holders need not quicken its looks. A
+     * busy semaphore's holders change at every release; without this every waiter looked again
+     * within milliseconds of each, however deep in the queue.
+     */
+    private static boolean queuedBehind(List<LockHolder> conflicts) {
+        for (LockHolder holder : conflicts) {
+            if (holder.waiting()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean sameHolders(List<LockHolder> a, List<LockHolder> b) {

@@ -181,10 +181,21 @@ public class JdbcLockStore implements LockStore {
         return GrantResult.busy(nameHolders ? findConflicts(connection, request, now) : List.of());
     }
 
+    /** The first of {@code ahead} that a busy answer names, keeping the last one, the queue's first waiter if any. */
+    private static List<LockHolder> shown(List<LockHolder> ahead) {
+        if (ahead.size() <= SHOWN_CONFLICTS) {
+            return ahead;
+        }
+        List<LockHolder> shown = new ArrayList<>(ahead.subList(0, SHOWN_CONFLICTS - 1));
+        shown.add(ahead.get(ahead.size() - 1));
+        return shown;
+    }
+
+    // a waiter's look, sent every few milliseconds while it waits: the query reads the clock itself
     @Override
     public List<LockHolder> conflicts(GrantRequest request) {
         return transactions.autoCommit("look for conflicts", connection ->
-                findConflicts(connection, request, dialect.currentTime(connection)));
+                findConflicts(connection, request, null));
     }
 
     /** Waiting rows that count against the request: none if its owner holds locks, else those queued before it. */
@@ -203,10 +214,11 @@ public class JdbcLockStore implements LockStore {
         long waitersBefore = waitersBefore(request);
         if (request.kind() == LockKind.SEMAPHORE) {
             byte[] key = LockKeys.lockKey(request.kind(), request.tenant(), request.paths().get(0));
-            // permits in use plus earlier waiters: a newcomer does not overtake the queue
-            List<LockHolder> ahead = conflicts.onKey(connection, key, now, waitersBefore, request.permits());
-            return ahead.size() >= request.permits() ? ahead.subList(0, Math.min(ahead.size(), SHOWN_CONFLICTS))
-                    : List.of();
+            // permits in use plus earlier waiters: a newcomer does not overtake the queue. One row more than
+            // the permits shows a waiter who takes the next free permit first, which tells this request's
+            // waiting that its turn is not next.
+            List<LockHolder> ahead = conflicts.onKey(connection, key, now, waitersBefore, request.permits() + 1);
+            return ahead.size() >= request.permits() ? shown(ahead) : List.of();
         }
         return conflicts.find(connection, request.kind(), request.tenant(), request.paths(), now, request.owner(),
                 request.mode() == LockMode.SHARED, waitersBefore, SHOWN_CONFLICTS);
@@ -690,13 +702,13 @@ public class JdbcLockStore implements LockStore {
 
     @Override
     public List<LockHolder> holders(LockKind kind, String tenant, LockPath path) {
+        // the queries read the clock themselves: one statement
         return transactions.autoCommit("list holders", connection -> {
-            Instant now = dialect.currentTime(connection);
             if (kind != LockKind.PATH) {
-                return conflicts.onKey(connection, LockKeys.lockKey(kind, tenant, path), now,
+                return conflicts.onKey(connection, LockKeys.lockKey(kind, tenant, path), null,
                         PathConflictQuery.NO_WAITERS, 10_000);
             }
-            return conflicts.find(connection, kind, tenant, List.of(path), now, null, false,
+            return conflicts.find(connection, kind, tenant, List.of(path), null, null, false,
                     PathConflictQuery.NO_WAITERS, 10_000);
         });
     }

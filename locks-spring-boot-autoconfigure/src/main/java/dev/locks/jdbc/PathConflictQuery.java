@@ -46,6 +46,8 @@ final class PathConflictQuery {
      * Live rows overlapping {@code paths}: grants, and waiting requests that queued before
      * {@code waitersBefore} ({@link #ALL_WAITERS}: all of them, {@link #NO_WAITERS}: none).
      *
+     * @param now the time rows must outlive, or null to read the database's clock in the query itself
+     *            (one statement instead of a clock read and the query)
      * @param exceptOwner ignore this owner's rows (null: keep all)
      * @param onlyExclusive keep only exclusive rows (a shared request conflicts with nothing else)
      * @param limit the most rows to return
@@ -65,7 +67,7 @@ final class PathConflictQuery {
     boolean exists(Connection connection, LockKind kind, String tenant, List<LockPath> paths, Instant now,
             String exceptOwner, boolean onlyExclusive, long waitersBefore) throws SQLException {
         StringBuilder sql = new StringBuilder();
-        appendBranches(sql, false, BOUND_CLOCK, kind, paths, exceptOwner, onlyExclusive, waitersBefore);
+        appendBranches(sql, false, clock(now), kind, paths, exceptOwner, onlyExclusive, waitersBefore);
         sql.append(" LIMIT 1");
         try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
             bind(ps, 1, kind, tenant, paths, now, exceptOwner, waitersBefore);
@@ -97,7 +99,7 @@ final class PathConflictQuery {
             List<LockPath> paths, Instant now, String exceptOwner, boolean onlyExclusive, long waitersBefore, int limit)
             throws SQLException {
         StringBuilder sql = new StringBuilder(sqlPrefix);
-        appendBranches(sql, true, BOUND_CLOCK, kind, paths, exceptOwner, onlyExclusive, waitersBefore);
+        appendBranches(sql, true, clock(now), kind, paths, exceptOwner, onlyExclusive, waitersBefore);
         sql.append(" ORDER BY id LIMIT ").append(limit);
         PreparedStatement ps = connection.prepareStatement(sql.toString());
         try {
@@ -182,27 +184,41 @@ final class PathConflictQuery {
         return i;
     }
 
+    /** The clock of a query: bound to {@code now}, or the database's own where {@code now} is null. */
+    private String clock(Instant now) {
+        return now != null ? BOUND_CLOCK : dialect.now();
+    }
+
     private List<String> tableStates(long waitersBefore) {
         return waitersBefore == NO_WAITERS ? List.of(tables.held()) : List.of(tables.held(), tables.waiting());
     }
 
-    /** Live rows on exactly one key (semaphore permits, singletons), grants first, then earlier waiters. */
+    /**
+     * Live rows on exactly one key (semaphore permits, singletons), grants first, then earlier waiters.
+     *
+     * @param now the time rows must outlive, or null to read the database's clock in the query itself
+     */
     List<LockHolder> onKey(Connection connection, byte[] key, Instant now, long waitersBefore, int limit)
             throws SQLException {
-        String sql = "SELECT " + COLUMNS + ", 'H' AS row_state FROM " + tables.held()
-                + " WHERE lock_key = ? AND expires_at > ?";
+        String live = " WHERE lock_key = ? AND expires_at > " + clock(now);
+        String sql = "SELECT " + COLUMNS + ", 'H' AS row_state FROM " + tables.held() + live;
         if (waitersBefore != NO_WAITERS) {
-            sql += " UNION ALL SELECT " + COLUMNS + ", 'W' AS row_state FROM " + tables.waiting()
-                    + " WHERE lock_key = ? AND expires_at > ?" + (waitersBefore > 0 ? " AND id < ?" : "");
+            sql += " UNION ALL SELECT " + COLUMNS + ", 'W' AS row_state FROM " + tables.waiting() + live
+                    + (waitersBefore > 0 ? " AND id < ?" : "");
         }
         try (PreparedStatement ps = connection.prepareStatement(sql + " ORDER BY row_state, id LIMIT " + limit)) {
-            ps.setBytes(1, key);
-            dialect.setTime(ps, 2, now);
+            int i = 1;
+            ps.setBytes(i++, key);
+            if (now != null) {
+                dialect.setTime(ps, i++, now);
+            }
             if (waitersBefore != NO_WAITERS) {
-                ps.setBytes(3, key);
-                dialect.setTime(ps, 4, now);
+                ps.setBytes(i++, key);
+                if (now != null) {
+                    dialect.setTime(ps, i++, now);
+                }
                 if (waitersBefore > 0) {
-                    ps.setLong(5, waitersBefore);
+                    ps.setLong(i, waitersBefore);
                 }
             }
             return read(ps);

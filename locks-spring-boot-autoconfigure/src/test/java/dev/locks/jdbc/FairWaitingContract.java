@@ -28,6 +28,7 @@ import org.springframework.scheduling.Trigger;
 
 import dev.locks.DeadlockDetectedException;
 import dev.locks.LockHandle;
+import dev.locks.LockHolder;
 import dev.locks.LockKind;
 import dev.locks.LockMode;
 import dev.locks.LockPath;
@@ -126,6 +127,28 @@ abstract class FairWaitingContract extends LockServiceContract {
         assertThat(tryX("/dead")).as("blocked by the queued (still live) waiter").isEmpty();
         sleep(Duration.ofMillis(900));
         assertThat(tryX("/dead")).as("the dead waiter's record lapsed").isPresent().get().matches(LockHandle::release);
+    }
+
+    @Test
+    void aSemaphoreWaitersLookShowsTheRequestQueuedAheadOfIt() {
+        LockHandle permit = locks.acquire(LockRequest.semaphore("reports", 2).tenant(tenant).build());
+        LockHandle other = locks.acquire(LockRequest.semaphore("reports", 2).tenant(tenant).build());
+        long first = locks.store().enqueue(semaphoreRequest("1"), Duration.ofSeconds(30));
+        long second = locks.store().enqueue(semaphoreRequest("2"), Duration.ofSeconds(30));
+
+        List<LockHolder> aheadOfSecond = locks.store().conflicts(semaphoreRequest("2").withTicket(second));
+        List<LockHolder> aheadOfFirst = locks.store().conflicts(semaphoreRequest("1").withTicket(first));
+
+        assertThat(aheadOfSecond).as("both permits' holders and the first waiter").hasSize(3)
+                .filteredOn(LockHolder::waiting).hasSize(1);
+        assertThat(aheadOfFirst).as("only the permits' holders").hasSize(2).noneMatch(LockHolder::waiting);
+        permit.release();
+        other.release();
+    }
+
+    private GrantRequest semaphoreRequest(String n) {
+        return new GrantRequest(LockKind.SEMAPHORE, tenant, List.of(LockPath.flat("reports")), LockMode.SHARED,
+                Duration.ofSeconds(30), 2, n.repeat(32), "e".repeat(31) + n, "ghost-node", "ghost-thread", 0, false);
     }
 
     @Test

@@ -16,9 +16,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import dev.locks.LockHandle;
+import dev.locks.LockKind;
+import dev.locks.LockMode;
+import dev.locks.LockPath;
 import dev.locks.LockRequest;
 import dev.locks.LockSettings;
+import dev.locks.PathNormalizer;
 import dev.locks.store.Grant;
+import dev.locks.store.GrantRequest;
 import dev.locks.testing.CountingDataSource;
 import dev.locks.testing.TestDatabase;
 
@@ -262,10 +267,52 @@ class RoundTripTest {
             handles.forEach(LockHandle::release);
         }
 
+        @Test
+        void aWaitersLookForConflictsTakesOneStatement() {
+            LockHandle held = locks.acquire(exclusive(folder + "/file"));
+            GrantRequest look = lookOf(LockKind.PATH, new PathNormalizer(true, 4000).normalize(folder + "/file"),
+                    LockMode.EXCLUSIVE, 0);
+
+            assertThat(statementsOf(() -> assertThat(locks.store().conflicts(look)).hasSize(1))).isEqualTo(1);
+            held.release();
+        }
+
+        @Test
+        void aSemaphoreWaitersLookTakesOneStatement() {
+            LockHandle held = locks.acquire(LockRequest.semaphore("exports", 1).build());
+            GrantRequest look = lookOf(LockKind.SEMAPHORE, LockPath.flat("exports"), LockMode.SHARED, 1);
+
+            assertThat(statementsOf(() -> assertThat(locks.store().conflicts(look)).hasSize(1))).isEqualTo(1);
+            held.release();
+        }
+
+        @Test
+        void listingTheHoldersOfASemaphoreTakesOneStatement() {
+            LockHandle held = locks.acquire(LockRequest.semaphore("exports", 1).build());
+
+            assertThat(statementsOf(() -> assertThat(locks.holders(LockKind.SEMAPHORE, null, "exports")).hasSize(1)))
+                    .isEqualTo(1);
+            held.release();
+        }
+
+        @Test
+        void listingTheHoldersOfAPathTakesOneStatement() {
+            LockHandle held = locks.acquire(exclusive(folder + "/file"));
+
+            assertThat(statementsOf(() -> assertThat(locks.holders("default", folder)).hasSize(1))).isEqualTo(1);
+            held.release();
+        }
+
         private int statementsOf(Runnable operation) {
             counting.reset();
             operation.run();
             return counting.operationStatements();
+        }
+
+        /** A request of another owner in the default tenant, not queued, as a waiter's look sends it. */
+        private static GrantRequest lookOf(LockKind kind, LockPath path, LockMode mode, int permits) {
+            return new GrantRequest(kind, "default", List.of(path), mode, Duration.ofSeconds(30), permits,
+                    "b".repeat(32), UUID.randomUUID().toString().replace("-", ""), "round-trips", "thread", 0, false);
         }
 
         private static LockRequest exclusive(String path) {

@@ -78,7 +78,8 @@ final class SqlTextScanner {
             "dialect.blockThen()", "dialect.blockClosing()", "dialect.pipelinedEnd()", "dialect.blockTimes()",
             "lockRows(n)", "lockRows(chunk.size())", "extendLeases(chunk.size(),\"?\")", "plusMicros(now())",
             "plusMicros(\"clock_timestamp()\")", "extendLeases.apply(\"renew_until\")",
-            "extendLeases.apply(\"(SELECT until FROM c)\")", "dialect.renewalTrip(lockRows(n),until->extendLeases(n,until))");
+            "extendLeases.apply(\"(SELECT until FROM c)\")", "dialect.renewalTrip(lockRows(n),until->extendLeases(n,until))",
+            "clock(now)");
 
     private record Token(String text, int line) {
 

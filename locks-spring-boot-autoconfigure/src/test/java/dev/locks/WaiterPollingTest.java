@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -19,12 +22,19 @@ import dev.locks.store.LockStore;
 import dev.locks.testing.TestDatabase;
 
 /**
- * While the store announces other nodes' releases, a waiter polls at the notified interval instead
- * of its backoff; just after queueing it keeps the backoff, for a release that saw no queued waiter
- * yet. The store here is a JDBC store on H2 that says it announces releases when told to,
- * and counts the waiter's looks. The lock is held by another owner throughout, so every look fails.
+ * How often a waiter looks again while another owner holds its lock. The store here is a JDBC store on
+ * H2 whose waiter side counts the looks, and says it announces releases, or answers its looks with
+ * changing holders, when a test tells it to. The lock is held by another owner throughout, so every
+ * look fails.
+ * <ul>
+ * <li>While the store announces other nodes' releases, a waiter polls at the notified interval
+ * instead of its backoff; just after queueing it keeps the backoff, for a release that saw no queued
+ * waiter yet.
+ * <li>A waiter that sees the holders change hands looks again quickly, since the next release may be
+ * its turn; one with a request queued ahead of it does not, since that request is served first.
+ * </ul>
  */
-class NotifiedPollingTest {
+class WaiterPollingTest {
 
     private static final Duration WAIT = Duration.ofMillis(1000);
 
@@ -32,13 +42,18 @@ class NotifiedPollingTest {
 
     private long enqueueDelayMillis;
 
+    private boolean announces;
+
+    /** Null: looks answer what the store holds; else every look a new holder, with a queued request if true. */
+    private Boolean changingHoldersQueuedAhead;
+
     private HikariDataSource pool;
 
     private String prefix;
 
     private JdbcLockStore jdbc;
 
-    private final java.util.List<DefaultLockService> services = new java.util.ArrayList<>();
+    private final List<DefaultLockService> services = new ArrayList<>();
 
     @BeforeEach
     void start() {
@@ -57,7 +72,9 @@ class NotifiedPollingTest {
 
     @Test
     void aWaiterPollsAtTheNotifiedIntervalWhileReleasesAreAnnounced() {
-        int announced = looksDuringAWaitOnAHeldLock(true);
+        announces = true;
+
+        int announced = looksDuringAWaitOnAHeldLock();
 
         // 1 s at 200 ms: about five looks; at the 10 ms backoff it would be nearer a hundred
         assertThat(announced).isBetween(2, 10);
@@ -65,7 +82,7 @@ class NotifiedPollingTest {
 
     @Test
     void aWaiterPollsWithItsBackoffWhenReleasesAreNotAnnounced() {
-        int unannounced = looksDuringAWaitOnAHeldLock(false);
+        int unannounced = looksDuringAWaitOnAHeldLock();
 
         assertThat(unannounced).isGreaterThan(20);
     }
@@ -74,16 +91,37 @@ class NotifiedPollingTest {
     void aWaiterPollsWithItsBackoffForTwiceItsEnqueueTimeBeforeRelyingOnNotices() {
         // a release that looked for waiters before the queue row committed sends no notice
         enqueueDelayMillis = 100;
+        announces = true;
 
-        int announced = looksDuringAWaitOnAHeldLock(true);
+        int announced = looksDuringAWaitOnAHeldLock();
 
         // about twenty looks in the first 200 ms at the backoff, then about four at 200 ms
         assertThat(announced).isGreaterThan(15);
     }
 
-    private int looksDuringAWaitOnAHeldLock(boolean announces) {
+    @Test
+    void aWaiterFirstInLineLooksAgainQuicklyWhenTheHoldersChange() {
+        changingHoldersQueuedAhead = false;
+
+        int first = looksDuringAWaitOnAHeldLock();
+
+        // every look restarts the 2 ms backoff: several hundred looks in 1 s, up to the node's budget
+        assertThat(first).isGreaterThan(200);
+    }
+
+    @Test
+    void aWaiterBehindAQueuedRequestKeepsItsBackoffWhenTheHoldersChange() {
+        changingHoldersQueuedAhead = true;
+
+        int behind = looksDuringAWaitOnAHeldLock();
+
+        // the backoff climbs to its 10 ms ceiling and stays there: about a hundred looks in 1 s
+        assertThat(behind).isLessThan(150);
+    }
+
+    private int looksDuringAWaitOnAHeldLock() {
         DefaultLockService holder = service(jdbc);
-        DefaultLockService waiter = service(counting(jdbc, announces));
+        DefaultLockService waiter = service(counting(jdbc));
         LockRequest request = LockRequest.paths("/polled").waitAtMost(WAIT).build();
         LockHandle held = holder.acquire(request);
         assertThatThrownBy(() -> waiter.acquire(request)).isInstanceOf(LockTimeoutException.class);
@@ -98,14 +136,17 @@ class NotifiedPollingTest {
         return service;
     }
 
-    private LockStore counting(LockStore store, boolean announces) {
+    private LockStore counting(LockStore store) {
         return (LockStore) Proxy.newProxyInstance(LockStore.class.getClassLoader(), new Class<?>[] { LockStore.class },
                 (proxy, method, args) -> {
                     if (method.getName().equals("announcesReleases")) {
                         return announces;
                     }
                     if (method.getName().equals("conflicts")) {
-                        looks.incrementAndGet();
+                        int look = looks.incrementAndGet();
+                        if (changingHoldersQueuedAhead != null) {
+                            return changingHolders(look, changingHoldersQueuedAhead);
+                        }
                     }
                     if (method.getName().equals("enqueue")) {
                         Thread.sleep(enqueueDelayMillis);
@@ -117,5 +158,19 @@ class NotifiedPollingTest {
                         throw ex.getCause();
                     }
                 });
+    }
+
+    private static List<LockHolder> changingHolders(long look, boolean queuedAhead) {
+        List<LockHolder> holders = new ArrayList<>();
+        holders.add(holder(look, false));
+        if (queuedAhead) {
+            holders.add(holder(0, true));
+        }
+        return holders;
+    }
+
+    private static LockHolder holder(long id, boolean waiting) {
+        return new LockHolder(id, LockKind.PATH, "default", "/polled", LockMode.EXCLUSIVE, "elsewhere", "worker",
+                Instant.now(), Instant.now().plusSeconds(30), "owner", waiting);
     }
 }

@@ -127,15 +127,13 @@ public class JdbcLockStore implements LockStore {
     /** Grants {@code request}, after releasing {@code releasing} in the same transaction unless it is null. */
     private HandOff grant(GrantRequest request, Grant releasing) {
         String what = (releasing != null ? "hand over to " : "grant ") + request.kind() + " " + request.paths();
-        if (request.kind() != LockKind.SEMAPHORE) {
-            HandOff result = dialect.pipelinesGrants()
-                    ? transactions.inBlock(what, connection -> pipelinedGrant(connection, request, releasing))
-                    : dialect.groupsGrantsInBlocks()
-                            ? transactions.inBlock(what, connection -> blockGrant(connection, request, releasing))
-                            : null;
-            if (result != null) {
-                return result;
-            }
+        HandOff result = dialect.pipelinesGrants()
+                ? transactions.inBlock(what, connection -> pipelinedGrant(connection, request, releasing))
+                : dialect.groupsGrantsInBlocks()
+                        ? transactions.inBlock(what, connection -> blockGrant(connection, request, releasing))
+                        : null;
+        if (result != null) {
+            return result;
         }
         return transactions.inTransaction(what, connection -> transactionalGrant(connection, request, releasing));
     }
@@ -196,6 +194,24 @@ public class JdbcLockStore implements LockStore {
     public List<LockHolder> conflicts(GrantRequest request) {
         return transactions.autoCommit("look for conflicts", connection ->
                 findConflicts(connection, request, null));
+    }
+
+    /**
+     * How many rows of the conflict branches make a grant in one round trip busy: one for paths and
+     * singletons; for a semaphore its permits, counting every live row on its key.
+     */
+    private static int busyAt(GrantRequest request) {
+        return request.kind() == LockKind.SEMAPHORE ? request.permits() : 1;
+    }
+
+    /** The owner whose rows never conflict with the request; none for a semaphore, whose permits every row takes. */
+    private static String exemptOwner(GrantRequest request) {
+        return request.kind() == LockKind.SEMAPHORE ? null : request.owner();
+    }
+
+    /** Whether only exclusive rows conflict: for a shared path or singleton request, not for a semaphore's permits. */
+    private static boolean onlyExclusive(GrantRequest request) {
+        return request.kind() != LockKind.SEMAPHORE && request.mode() == LockMode.SHARED;
     }
 
     /** Waiting rows that count against the request: none if its owner holds locks, else those queued before it. */
@@ -377,7 +393,8 @@ public class JdbcLockStore implements LockStore {
 
     /**
      * A grant in one round trip: the dialect's start of a transaction and serialising statement, then
-     * an insert of the rows unless a conflicting grant or earlier waiter exists, judged by the
+     * an insert of the rows unless a conflicting grant or earlier waiter exists (for a semaphore: unless
+     * its grants and earlier waiters are as many as its permits), judged by the
      * database's clock at that insert, then for a queued request the removal of its waiting row if the
      * rows went in, then the commit ({@link SqlDialect#pipelinesGrants}). Only a busy answer costs a
      * second round trip, to name the holders.
@@ -385,8 +402,8 @@ public class JdbcLockStore implements LockStore {
     private HandOff pipelinedGrant(Connection connection, GrantRequest request, Grant releasing)
             throws SQLException {
         List<SqlDialect.NodeLock> locks = nodeLocks(request);
-        boolean shared = request.mode() == LockMode.SHARED;
         long waitersBefore = waitersBefore(request);
+        boolean semaphore = request.kind() == LockKind.SEMAPHORE;
         StringBuilder sql = new StringBuilder(dialect.pipelinedSerialise());
         if (releasing != null) {
             // after the locks, as in every grant, so that the hand-off cannot deadlock with one
@@ -395,10 +412,10 @@ public class JdbcLockStore implements LockStore {
         sql.append("WITH c AS (SELECT ").append(dialect.now()).append(" AS now) INSERT INTO ").append(tables.held())
                 .append(" (").append(COLUMN_LIST).append(") SELECT v.*, c.now, ").append(dialect.plusMicros("c.now"))
                 .append(" FROM c, (").append(valueRows(request, "")).append(") AS v (").append(UNTIMED_COLUMN_LIST)
-                .append(") WHERE NOT EXISTS (");
-        conflicts.appendBranches(sql, false, "c.now", request.kind(), request.paths(), request.owner(), shared,
-                waitersBefore);
-        sql.append(") RETURNING id, expires_at");
+                .append(semaphore ? ") WHERE (SELECT count(*) FROM (" : ") WHERE NOT EXISTS (");
+        conflicts.appendBranches(sql, false, "c.now", request.kind(), request.paths(), exemptOwner(request),
+                onlyExclusive(request), waitersBefore);
+        sql.append(semaphore ? " LIMIT ?) AS taken) < ?" : ")").append(" RETURNING id, expires_at");
         if (request.ticket() > 0) {
             // no notice: the granted waiter's held rows block exactly what its waiting rows blocked
             String leave = "DELETE FROM " + tables.waiting() + " WHERE grant_id = ? AND EXISTS (SELECT 1 FROM "
@@ -413,8 +430,12 @@ public class JdbcLockStore implements LockStore {
             }
             ps.setLong(i++, request.lease().toNanos() / 1000);
             i = bindRows(ps, i, request, null, null);
-            i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null, request.owner(),
-                    waitersBefore);
+            i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null,
+                    exemptOwner(request), waitersBefore);
+            if (semaphore) {
+                ps.setInt(i++, request.permits());
+                ps.setInt(i++, request.permits());
+            }
             if (request.ticket() > 0) {
                 ps.setString(i++, request.grantId());
                 ps.setString(i, request.grantId());
@@ -504,7 +525,8 @@ public class JdbcLockStore implements LockStore {
 
     /**
      * A grant in one round trip as a compound statement ({@link SqlDialect#groupsGrantsInBlocks}):
-     * node rows created and locked, the clock read, the rows inserted unless something conflicts,
+     * node rows created and locked, the clock read, the rows inserted unless something conflicts (for
+     * a semaphore: unless its grants and earlier waiters are as many as its permits),
      * the waiting row of a queued request removed, committed.
      */
     private HandOff blockGrant(Connection connection, GrantRequest request, Grant releasing) throws SQLException {
@@ -512,8 +534,8 @@ public class JdbcLockStore implements LockStore {
         long waitersBefore = waitersBefore(request);
         String release = releasing != null ? releaseSql(Duration.ZERO) : null;
         StringBuilder sql = new StringBuilder(dialect.blockOpening(tables, locks, release));
-        conflicts.appendBranches(sql, false, dialect.blockClock(), request.kind(), request.paths(), request.owner(),
-                request.mode() == LockMode.SHARED, waitersBefore);
+        conflicts.appendBranches(sql, false, dialect.blockClock(), request.kind(), request.paths(),
+                exemptOwner(request), onlyExclusive(request), waitersBefore);
         sql.append(dialect.blockThen()).append("INSERT INTO ").append(tables.held()).append(" (").append(COLUMN_LIST)
                 .append(") ").append(valueRows(request, ", " + dialect.blockTimes()));
         if (request.ticket() > 0) {
@@ -525,8 +547,10 @@ public class JdbcLockStore implements LockStore {
             if (releasing != null) {
                 i = bindRelease(ps, i, releasing, Duration.ZERO);
             }
-            i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null, request.owner(),
-                    waitersBefore);
+            i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null,
+                    exemptOwner(request), waitersBefore);
+            ps.setInt(i++, busyAt(request));
+            ps.setInt(i++, busyAt(request));
             i = bindRows(ps, i, request, null, null);
             if (request.ticket() > 0) {
                 ps.setString(i, request.grantId());

@@ -76,7 +76,7 @@ public class MariaDbDialect extends MySqlDialect {
 
     @Override
     String blockThen() {
-        return " LIMIT 1) AS conflicts; IF grant_conflicts = 0 THEN ";
+        return " LIMIT ?) AS conflicts; IF grant_conflicts < ? THEN ";
     }
 
     @Override

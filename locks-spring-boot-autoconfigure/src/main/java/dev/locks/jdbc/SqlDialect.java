@@ -191,7 +191,11 @@ public abstract class SqlDialect {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
     }
 
-    /** Ends a block grant's conflict query and starts the insert it allows. */
+    /**
+     * Ends a block grant's conflict query and starts the insert it allows: its two parameters are
+     * the number of conflicting rows that makes the grant busy (1 for a path, the permits for a
+     * semaphore), as the count's limit and as its bound.
+     */
     String blockThen() {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
     }

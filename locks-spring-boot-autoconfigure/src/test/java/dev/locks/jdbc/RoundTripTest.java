@@ -222,6 +222,18 @@ class RoundTripTest {
         }
 
         @Test
+        void aSemaphorePermitTakesAsManyStatementsAsAPathLock() {
+            LockRequest permit = LockRequest.semaphore("permits-" + UUID.randomUUID(), 3).build();
+            locks.acquire(permit).release();
+            LockHandle other = locks.acquire(permit);
+            LockHandle[] taken = new LockHandle[1];
+
+            assertThat(statementsOf(() -> taken[0] = locks.acquire(permit))).isEqualTo(acquireOfAKnownPath);
+            taken[0].release();
+            other.release();
+        }
+
+        @Test
         void aReleaseHandsTheLockToAWaiterAsleepInThisJvmInOneTransaction() throws Exception {
             // a backoff of a minute: the waiter asks the database again only when a release wakes it
             JdbcLockService.Builder builder = JdbcLockService.builder(counting.dataSource()).tablePrefix(prefix)

@@ -21,7 +21,9 @@ import dev.locks.store.Grant;
  * a statement that waits for a row lock keeps the verdict of a clock read before the wait (MariaDB's
  * statement clock stands at its start; PostgreSQL re-checks only rows that were changed meanwhile),
  * so a renewal held up past the lease would revive a grant that another node may have replaced.
- * Rows are locked in id order, as the purge deletes them, so that the two do not deadlock.
+ * The rows are found through the grant index, and MySQL/MariaDB lock them in that index's order
+ * whatever the {@code ORDER BY}: a chunk holding two expired grants can deadlock with the purge,
+ * which deletes in id order. The database then rolls one back, and it is retried.
  * <p>
  * Where the dialect can ({@link SqlDialect#renewalTrip}) a chunk takes one round trip; otherwise
  * a transaction of a locking {@code SELECT}, a clock read and the {@code UPDATE}.

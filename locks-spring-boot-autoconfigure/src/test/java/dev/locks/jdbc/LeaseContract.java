@@ -3,6 +3,8 @@ package dev.locks.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -70,6 +72,43 @@ abstract class LeaseContract extends LockServiceContract {
         assertThat(renewed.values()).allMatch(until -> until.isAfter(Instant.now().plusSeconds(50)));
         first.release();
         last.release();
+    }
+
+    @Test
+    void aBatchRenewalLeavesALapsedGrantLapsed() {
+        LockHandle live = tryX("/lapsing/live").orElseThrow();
+        LockHandle lapsed = locks.tryAcquire(x("/lapsing/lapsed").lease(Duration.ofMillis(300)).build()).orElseThrow();
+        sleep(Duration.ofMillis(600));
+
+        Map<String, Instant> renewed = locks.store().renew(List.of(grantOf(live), grantOf(lapsed)),
+                Duration.ofSeconds(60));
+
+        assertThat(renewed).containsOnlyKeys(grantOf(live).grantId());
+        assertThat(newNode("node-b").tryAcquire(x("/lapsing/lapsed").build())).as("another node's try")
+                .isPresent().get().matches(LockHandle::release);
+        live.release();
+    }
+
+    @Test
+    void aRenewalLeavesNoRowLockedBehind() throws Exception {
+        LockHandle h = tryX("/unlocked").orElseThrow();
+        locks.store().renew(List.of(grantOf(h)), Duration.ofSeconds(60));
+
+        // a renewal that left its transaction open on a pooled connection would hold the row until the
+        // connection's next use: this update, on a connection of its own, would wait and time out
+        try (Connection other = newPool(1).getConnection()) {
+            other.setAutoCommit(false);
+            try (PreparedStatement ps = other.prepareStatement("UPDATE " + prefix + "held SET expires_at = expires_at"
+                    + " WHERE grant_id = ?")) {
+                ps.setQueryTimeout(3);
+                ps.setString(1, grantOf(h).grantId());
+                assertThat(ps.executeUpdate()).isEqualTo(1);
+            }
+            finally {
+                other.rollback();
+            }
+        }
+        h.release();
     }
 
     @Test

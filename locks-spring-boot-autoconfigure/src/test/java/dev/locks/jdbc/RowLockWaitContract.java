@@ -45,4 +45,29 @@ abstract class RowLockWaitContract extends LockServiceContract {
             assertThat(next.fencingToken()).isGreaterThan(h.fencingToken());
         }
     }
+
+    @Test
+    void aPurgeThatWaitedForARenewalDoesNotDeleteTheRenewedGrant() throws Exception {
+        // the renewal below stands for one that locked the rows just before the lease ran out and
+        // commits just after: the purge sees the lapsed lease, then waits for the renewal's row lock
+        LockHandle h = locks.tryAcquire(x("/renewed-late").lease(Duration.ofMillis(500)).build()).orElseThrow();
+        sleep(Duration.ofMillis(800));
+        CompletableFuture<Integer> purged;
+        try (Connection renewal = mainPool().getConnection()) {
+            renewal.setAutoCommit(false);
+            try (PreparedStatement ps = renewal.prepareStatement("UPDATE " + prefix + "held SET expires_at = ?"
+                    + " WHERE grant_id = ?")) {
+                ps.setObject(1, java.time.LocalDateTime.now(java.time.ZoneOffset.UTC).plusMinutes(10));
+                ps.setString(2, grantOf(h).grantId());
+                assertThat(ps.executeUpdate()).as("the grant's row").isEqualTo(1);
+            }
+            purged = CompletableFuture.supplyAsync(() -> locks.store().purgeExpired());
+            sleep(Duration.ofMillis(1000));
+            renewal.commit();
+        }
+        purged.get(30, TimeUnit.SECONDS);
+
+        assertThat(locks.holders(tenant, "/renewed-late")).as("the renewed grant's row").hasSize(1);
+        assertThat(newNode("node-b").tryAcquire(x("/renewed-late").build())).as("another node's try").isEmpty();
+    }
 }

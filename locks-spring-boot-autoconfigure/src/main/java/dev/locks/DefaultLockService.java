@@ -422,7 +422,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     // busy; right after a release here of an overlapping path the grant itself is the look
                     List<LockHolder> conflicts = waiter.takeOverlappingRelease() ? List.of() : store.conflicts(queued);
                     if (!conflicts.isEmpty()) {
-                        if (!sameHolders(conflicts, result.conflicts()) && !queuedBehind(conflicts)) {
+                        if (!sameHolders(conflicts, result.conflicts()) && !queuedBehind(queued, conflicts)) {
                             // the holders changed hands: a release was seen, so the next may come soon too
                             delays = backOff.start();
                         }
@@ -456,12 +456,18 @@ public class DefaultLockService implements LockService, AutoCloseable {
     }
 
     /**
-     * Whether a request queued earlier is among the conflicts: it is granted before this one, so the
-     * next release is not this request's turn, and a change of holders need not quicken its looks. A
-     * busy semaphore's holders change at every release; without this every waiter looked again
-     * within milliseconds of each, however deep in the queue.
+     * Whether a request queued earlier is served before this one, so that the next release is not
+     * this request's turn, and a change of holders need not quicken its looks. A busy semaphore's
+     * holders change at every release; without this every waiter looked again within milliseconds of
+     * each, however deep in the queue. For a semaphore an earlier waiter among the conflicts is not
+     * enough: while fewer than its permits are held, that waiter and this one both fit after the next
+     * release, so only more rows ahead than permits count (which a store that names five rows can
+     * show up to four permits; a larger semaphore's waiters keep quickening as before).
      */
-    private static boolean queuedBehind(List<LockHolder> conflicts) {
+    private static boolean queuedBehind(GrantRequest queued, List<LockHolder> conflicts) {
+        if (queued.kind() == LockKind.SEMAPHORE) {
+            return conflicts.size() > queued.permits();
+        }
         for (LockHolder holder : conflicts) {
             if (holder.waiting()) {
                 return true;

@@ -44,8 +44,14 @@ class WaiterPollingTest {
 
     private boolean announces;
 
-    /** Null: looks answer what the store holds; else every look a new holder, with a queued request if true. */
-    private Boolean changingHoldersQueuedAhead;
+    /**
+     * Null: looks answer what the store holds. Otherwise every look answers these rows, true for a
+     * waiting request, whose first holder is a new one each time.
+     */
+    private List<Boolean> changingHoldersAnswer;
+
+    /** What the waiter asks for; the holder takes all of it first. */
+    private LockRequest request = LockRequest.paths("/polled").waitAtMost(WAIT).build();
 
     private HikariDataSource pool;
 
@@ -101,7 +107,7 @@ class WaiterPollingTest {
 
     @Test
     void aWaiterFirstInLineLooksAgainQuicklyWhenTheHoldersChange() {
-        changingHoldersQueuedAhead = false;
+        changingHoldersAnswer = List.of(false);
 
         int first = looksDuringAWaitOnAHeldLock();
 
@@ -111,7 +117,7 @@ class WaiterPollingTest {
 
     @Test
     void aWaiterBehindAQueuedRequestKeepsItsBackoffWhenTheHoldersChange() {
-        changingHoldersQueuedAhead = true;
+        changingHoldersAnswer = List.of(false, true);
 
         int behind = looksDuringAWaitOnAHeldLock();
 
@@ -119,13 +125,37 @@ class WaiterPollingTest {
         assertThat(behind).isLessThan(150);
     }
 
+    @Test
+    void aSemaphoreWaiterWhoseTurnComesNextLooksAgainQuicklyThoughAnotherWaitsAhead() {
+        // one permit held and one waiter ahead, of two permits: the next release frees room for both
+        request = LockRequest.semaphore("polled", 2).waitAtMost(WAIT).build();
+        changingHoldersAnswer = List.of(false, true);
+
+        int next = looksDuringAWaitOnAHeldLock();
+
+        assertThat(next).isGreaterThan(200);
+    }
+
+    @Test
+    void aSemaphoreWaiterWithMoreAheadThanPermitsKeepsItsBackoff() {
+        request = LockRequest.semaphore("polled", 2).waitAtMost(WAIT).build();
+        changingHoldersAnswer = List.of(false, false, true);
+
+        int behind = looksDuringAWaitOnAHeldLock();
+
+        assertThat(behind).isLessThan(150);
+    }
+
     private int looksDuringAWaitOnAHeldLock() {
         DefaultLockService holder = service(jdbc);
         DefaultLockService waiter = service(counting(jdbc));
-        LockRequest request = LockRequest.paths("/polled").waitAtMost(WAIT).build();
-        LockHandle held = holder.acquire(request);
+        List<LockHandle> held = new ArrayList<>();
+        int permits = request.kind() == LockKind.SEMAPHORE ? request.permits() : 1;
+        for (int i = 0; i < permits; i++) {
+            held.add(holder.acquire(request));
+        }
         assertThatThrownBy(() -> waiter.acquire(request)).isInstanceOf(LockTimeoutException.class);
-        held.release();
+        held.forEach(LockHandle::release);
         return looks.get();
     }
 
@@ -144,8 +174,8 @@ class WaiterPollingTest {
                     }
                     if (method.getName().equals("conflicts")) {
                         int look = looks.incrementAndGet();
-                        if (changingHoldersQueuedAhead != null) {
-                            return changingHolders(look, changingHoldersQueuedAhead);
+                        if (changingHoldersAnswer != null) {
+                            return changingHolders(look, changingHoldersAnswer);
                         }
                     }
                     if (method.getName().equals("enqueue")) {
@@ -160,11 +190,11 @@ class WaiterPollingTest {
                 });
     }
 
-    private static List<LockHolder> changingHolders(long look, boolean queuedAhead) {
+    private static List<LockHolder> changingHolders(long look, List<Boolean> answer) {
         List<LockHolder> holders = new ArrayList<>();
-        holders.add(holder(look, false));
-        if (queuedAhead) {
-            holders.add(holder(0, true));
+        for (int i = 0; i < answer.size(); i++) {
+            // the first row changes at every look, the others stay
+            holders.add(holder(i == 0 ? look : -i, answer.get(i)));
         }
         return holders;
     }

@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.scheduling.TaskScheduler;
 import org.springframework.scheduling.Trigger;
@@ -36,11 +37,15 @@ import dev.locks.LockRequest;
 import dev.locks.LockSettings;
 import dev.locks.LockTimeoutException;
 import dev.locks.PathNormalizer;
+import dev.locks.store.Grant;
 import dev.locks.store.GrantRequest;
 import dev.locks.testing.CountingDataSource;
 
 /** Issue 4: fair waiting, deadlock detection, renewal through long tasks, clean ends. */
 abstract class FairWaitingContract extends LockServiceContract {
+
+    /** Waiting requests queued straight into the store, with no thread behind them. */
+    private final List<GrantRequest> ghosts = new ArrayList<>();
 
     @Test
     void aWaitingWriterGetsTheLockWhileNewReadersKeepArriving() throws Exception {
@@ -133,11 +138,11 @@ abstract class FairWaitingContract extends LockServiceContract {
     void aSemaphoreWaitersLookShowsTheRequestQueuedAheadOfIt() {
         LockHandle permit = locks.acquire(LockRequest.semaphore("reports", 2).tenant(tenant).build());
         LockHandle other = locks.acquire(LockRequest.semaphore("reports", 2).tenant(tenant).build());
-        long first = locks.store().enqueue(semaphoreRequest("1"), Duration.ofSeconds(30));
-        long second = locks.store().enqueue(semaphoreRequest("2"), Duration.ofSeconds(30));
+        GrantRequest first = queued(semaphoreRequest("1"));
+        GrantRequest second = queued(semaphoreRequest("2"));
 
-        List<LockHolder> aheadOfSecond = locks.store().conflicts(semaphoreRequest("2").withTicket(second));
-        List<LockHolder> aheadOfFirst = locks.store().conflicts(semaphoreRequest("1").withTicket(first));
+        List<LockHolder> aheadOfSecond = locks.store().conflicts(second);
+        List<LockHolder> aheadOfFirst = locks.store().conflicts(first);
 
         assertThat(aheadOfSecond).as("both permits' holders and the first waiter").hasSize(3)
                 .filteredOn(LockHolder::waiting).hasSize(1);
@@ -146,9 +151,49 @@ abstract class FairWaitingContract extends LockServiceContract {
         other.release();
     }
 
+    @Test
+    void aSemaphoreOwnersSecondPermitCountsAgainstTheMax() {
+        GrantRequest first = permitRequest("reports-owned", 1, "1", "1");
+        GrantRequest second = permitRequest("reports-owned", 1, "1", "2");
+        assertThat(locks.store().tryGrant(first).grant()).as("the first permit").isNotNull();
+
+        assertThat(locks.store().tryGrant(second).grant()).as("the same owner's second permit of one").isNull();
+    }
+
+    @Test
+    void aFreedPermitGoesToTheWaiterQueuedFirstNotToANewcomerOrALaterWaiter() {
+        Grant held = locks.store().tryGrant(permitRequest("reports-queued", 1, "1", "1")).grant();
+        GrantRequest first = queued(permitRequest("reports-queued", 1, "2", "2"));
+        GrantRequest later = queued(permitRequest("reports-queued", 1, "3", "3"));
+        locks.store().release(held, Duration.ZERO);
+
+        assertThat(locks.store().tryGrant(permitRequest("reports-queued", 1, "4", "4")).grant()).as("a newcomer")
+                .isNull();
+        assertThat(locks.store().tryGrant(later).grant()).as("the later waiter").isNull();
+        assertThat(locks.store().tryGrant(first).grant()).as("the waiter queued first").isNotNull();
+    }
+
+    /** Queues {@code request} until the test ends, as a waiter that sleeps. */
+    private GrantRequest queued(GrantRequest request) {
+        GrantRequest queued = request.withTicket(locks.store().enqueue(request, Duration.ofSeconds(30)));
+        ghosts.add(queued);
+        return queued;
+    }
+
+    @AfterEach
+    void removeGhosts() {
+        ghosts.forEach(locks.store()::dequeue);
+        ghosts.clear();
+    }
+
     private GrantRequest semaphoreRequest(String n) {
-        return new GrantRequest(LockKind.SEMAPHORE, tenant, List.of(LockPath.flat("reports")), LockMode.SHARED,
-                Duration.ofSeconds(30), 2, n.repeat(32), "e".repeat(31) + n, "ghost-node", "ghost-thread", 0, false);
+        return permitRequest("reports", 2, n, n);
+    }
+
+    private GrantRequest permitRequest(String name, int permits, String owner, String grant) {
+        return new GrantRequest(LockKind.SEMAPHORE, tenant, List.of(LockPath.flat(name)), LockMode.SHARED,
+                Duration.ofSeconds(30), permits, owner.repeat(32), "e".repeat(31) + grant, "ghost-node", "ghost-thread",
+                0, false);
     }
 
     @Test

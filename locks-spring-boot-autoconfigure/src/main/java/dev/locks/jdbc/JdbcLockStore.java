@@ -403,6 +403,8 @@ public class JdbcLockStore implements LockStore {
             throws SQLException {
         List<SqlDialect.NodeLock> locks = nodeLocks(request);
         long waitersBefore = waitersBefore(request);
+        // paths and singletons keep NOT EXISTS: the count that permits need measured a little slower on
+        // the acquire path (0.83-0.98x ShedLock against 0.97-1.06x in alternating runs)
         boolean semaphore = request.kind() == LockKind.SEMAPHORE;
         StringBuilder sql = new StringBuilder(dialect.pipelinedSerialise());
         if (releasing != null) {
@@ -418,9 +420,8 @@ public class JdbcLockStore implements LockStore {
         sql.append(semaphore ? " LIMIT ?) AS taken) < ?" : ")").append(" RETURNING id, expires_at");
         if (request.ticket() > 0) {
             // no notice: the granted waiter's held rows block exactly what its waiting rows blocked
-            String leave = "DELETE FROM " + tables.waiting() + " WHERE grant_id = ? AND EXISTS (SELECT 1 FROM "
-                    + tables.held() + " WHERE grant_id = ?)";
-            sql.append("; ").append(leave);
+            sql.append("; ").append(dequeueSql).append(" AND EXISTS (SELECT 1 FROM ").append(tables.held())
+                    .append(" WHERE grant_id = ?)");
         }
         sql.append(dialect.pipelinedEnd());
         try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
@@ -454,7 +455,7 @@ public class JdbcLockStore implements LockStore {
         // result sets in statement order: the serialising SELECT, the release's count, the inserted rows
         int releasedAt = releasing ? 1 : -1;
         int insertedAt = releasing ? 2 : 1;
-        readResultSets(ps, (n, rs) -> {
+        StatementResults.read(ps, (n, rs) -> {
             if (n == 0) {
                 answer.now = dialect.getTime(rs, 2).truncatedTo(ChronoUnit.MICROS);
             }
@@ -501,28 +502,6 @@ public class JdbcLockStore implements LockStore {
         }
     }
 
-    /** Reads one row of a result set; {@code n} numbers the statement's result sets from 0. */
-    @FunctionalInterface
-    private interface RowReader {
-        void read(int n, ResultSet rs) throws SQLException;
-    }
-
-    /** Runs a statement of several results and hands every row of its result sets to {@code reader}. */
-    private static void readResultSets(PreparedStatement ps, RowReader reader) throws SQLException {
-        int n = 0;
-        for (boolean isResultSet = ps.execute(); isResultSet || ps.getUpdateCount() != -1;
-                isResultSet = ps.getMoreResults()) {
-            if (isResultSet) {
-                try (ResultSet rs = ps.getResultSet()) {
-                    while (rs.next()) {
-                        reader.read(n, rs);
-                    }
-                }
-                n++;
-            }
-        }
-    }
-
     /**
      * A grant in one round trip as a compound statement ({@link SqlDialect#groupsGrantsInBlocks}):
      * node rows created and locked, the clock read, the rows inserted unless something conflicts (for
@@ -539,7 +518,7 @@ public class JdbcLockStore implements LockStore {
         sql.append(dialect.blockThen()).append("INSERT INTO ").append(tables.held()).append(" (").append(COLUMN_LIST)
                 .append(") ").append(valueRows(request, ", " + dialect.blockTimes()));
         if (request.ticket() > 0) {
-            sql.append("; DELETE FROM ").append(tables.waiting()).append(" WHERE grant_id = ?");
+            sql.append("; ").append(dequeueSql);
         }
         sql.append(dialect.blockClosing());
         try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
@@ -566,7 +545,7 @@ public class JdbcLockStore implements LockStore {
     private HandOff blockResult(Connection connection, PreparedStatement ps, GrantRequest request, boolean releasing)
             throws SQLException {
         Answer answer = new Answer();
-        readResultSets(ps, (n, rs) -> {
+        StatementResults.read(ps, (n, rs) -> {
             answer.token = rs.getLong(1);
             answer.expires = rs.wasNull() ? null : dialect.getTime(rs, 2);
             answer.now = dialect.getTime(rs, 3);

@@ -76,31 +76,31 @@ final class LeaseRenewal {
 
     private Map<String, Instant> renewInOneTrip(Connection connection, String trip, List<Grant> chunk, Duration lease)
             throws SQLException {
-        int updated = -1;
-        Instant until = null;
+        TripAnswer answer = new TripAnswer();
         try (PreparedStatement ps = connection.prepareStatement(trip)) {
             int i = bindIds(ps, 1, chunk);
             ps.setLong(i++, lease.toNanos() / 1000);
             bindIds(ps, i, chunk);
-            boolean isResultSet = ps.execute();
             // the transaction's framing and the locking statement may answer too: the renewal's answer has two columns
-            for (; isResultSet || ps.getUpdateCount() != -1; isResultSet = ps.getMoreResults()) {
-                if (isResultSet) {
-                    try (ResultSet rs = ps.getResultSet()) {
-                        while (rs.next()) {
-                            if (rs.getMetaData().getColumnCount() == 2) {
-                                updated = rs.getInt(1);
-                                until = dialect.getTime(rs, 2);
-                            }
-                        }
-                    }
+            StatementResults.read(ps, (n, rs) -> {
+                if (rs.getMetaData().getColumnCount() == 2) {
+                    answer.updated = rs.getInt(1);
+                    answer.until = dialect.getTime(rs, 2);
                 }
-            }
+            });
         }
-        if (until == null) {
+        if (answer.until == null) {
             throw new SQLException("The renewal statement answered no expiry");
         }
-        return renewedOf(connection, chunk, updated, until);
+        return renewedOf(connection, chunk, answer.updated, answer.until);
+    }
+
+    /** What a renewal in one round trip answered: the rows extended and their new expiry. */
+    private static final class TripAnswer {
+
+        private int updated = -1;
+
+        private Instant until;
     }
 
     private Map<String, Instant> renewInTransaction(Connection connection, List<Grant> chunk, Duration lease)

@@ -54,7 +54,6 @@ final class PostgresReleaseListener implements ReleaseListener {
 
     private boolean warnedUnheard;
 
-
     PostgresReleaseListener(DataSource dataSource, String channel, ReleaseOrigin self,
             BiConsumer<LockKind, String> subscriber) {
         this.dataSource = dataSource;
@@ -110,7 +109,6 @@ final class PostgresReleaseListener implements ReleaseListener {
                 }
             }
             catch (SQLException | RuntimeException ex) {
-                listening = false;
                 if (running) {
                     log.debug("Release notifications interrupted, reconnecting: {}", ex.toString());
                     pause();

@@ -461,8 +461,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
      * holders change at every release; without this every waiter looked again within milliseconds of
      * each, however deep in the queue. For a semaphore an earlier waiter among the conflicts is not
      * enough: while fewer than its permits are held, that waiter and this one both fit after the next
-     * release, so only more rows ahead than permits count (which a store that names five rows can
-     * show up to four permits; a larger semaphore's waiters keep quickening as before).
+     * release, so only more rows ahead than permits count.
      */
     private static boolean queuedBehind(GrantRequest queued, List<LockHolder> conflicts) {
         if (queued.kind() == LockKind.SEMAPHORE) {
@@ -524,8 +523,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
     }
 
     private static String describe(GrantResult result) {
-        return result.conflicts().isEmpty() ? "(holders just left)"
-                : String.join("; ", result.conflicts().stream().map(LockHolder::describe).toList());
+        return result.conflicts().isEmpty() ? "(holders just left)" : LockTimeoutException.describe(result.conflicts());
     }
 
     /**

@@ -88,7 +88,8 @@ public final class LockRequest {
      * Starts a request for one permit of a named counting semaphore.
      *
      * @param name the semaphore's name, e.g. {@code exports} or {@code exports:acme}
-     * @param max how many permits may be held at once across the cluster
+     * @param max how many permits may be held at once across the cluster; a live permit whose holder
+     *            asked for a smaller max makes the smaller one apply
      * @return a builder
      */
     public static Builder semaphore(String name, int max) {

@@ -12,6 +12,8 @@ public class LockTimeoutException extends LockException {
 
     private static final long serialVersionUID = 1L;
 
+    private static final int NAMED_HOLDERS = 5;
+
     private final transient List<LockHolder> holders;
 
     /**
@@ -36,7 +38,12 @@ public class LockTimeoutException extends LockException {
         if (holders.isEmpty()) {
             return what + " " + verb;
         }
-        return what + " " + verb + "; held by " + holders.stream().map(LockHolder::describe)
-                .collect(Collectors.joining("; "));
+        return what + " " + verb + "; held by " + describe(holders);
+    }
+
+    /** The first holders, one by one, and how many more there are: a semaphore may have hundreds. */
+    static String describe(List<LockHolder> holders) {
+        String shown = holders.stream().limit(NAMED_HOLDERS).map(LockHolder::describe).collect(Collectors.joining("; "));
+        return holders.size() <= NAMED_HOLDERS ? shown : shown + "; and " + (holders.size() - NAMED_HOLDERS) + " more";
     }
 }

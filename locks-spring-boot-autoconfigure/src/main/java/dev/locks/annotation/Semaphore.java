@@ -31,7 +31,10 @@ public @interface Semaphore {
     /** @return a SpEL expression for a per-key semaphore ({@code name:key}), or empty for one semaphore */
     String key() default "";
 
-    /** @return the most holders at once across the cluster */
+    /**
+     * @return the most holders at once across the cluster; where holders asked for a smaller max (a
+     *         rolling change of it), the smaller one applies while they hold
+     */
     int max();
 
     /** @return how long to wait for a permit, e.g. {@code "30s"}; empty for {@code locks.default-wait} */

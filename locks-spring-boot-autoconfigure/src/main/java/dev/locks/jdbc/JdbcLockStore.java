@@ -179,16 +179,6 @@ public class JdbcLockStore implements LockStore {
         return GrantResult.busy(nameHolders ? findConflicts(connection, request, now) : List.of());
     }
 
-    /** The first of {@code ahead} that a busy answer names, keeping the last one, the queue's first waiter if any. */
-    private static List<LockHolder> shown(List<LockHolder> ahead) {
-        if (ahead.size() <= SHOWN_CONFLICTS) {
-            return ahead;
-        }
-        List<LockHolder> shown = new ArrayList<>(ahead.subList(0, SHOWN_CONFLICTS - 1));
-        shown.add(ahead.get(ahead.size() - 1));
-        return shown;
-    }
-
     // a waiter's look, sent every few milliseconds while it waits: the query reads the clock itself
     @Override
     public List<LockHolder> conflicts(GrantRequest request) {
@@ -197,11 +187,33 @@ public class JdbcLockStore implements LockStore {
     }
 
     /**
-     * How many rows of the conflict branches make a grant in one round trip busy: one for paths and
-     * singletons; for a semaphore its permits, counting every live row on its key.
+     * How many rows of the conflict branches a grant in one round trip counts at most: one for paths
+     * and singletons; for a semaphore its permits, counting every live row on its key.
      */
-    private static int busyAt(GrantRequest request) {
+    private static int countedRows(GrantRequest request) {
         return request.kind() == LockKind.SEMAPHORE ? request.permits() : 1;
+    }
+
+    /**
+     * How many of the counted rows make a grant in one round trip busy, in SQL over {@code clock}: one
+     * for paths and singletons; for a semaphore its {@link PathConflictQuery#permitLimit permit limit}.
+     * Bound by {@link #bindBusyAt}.
+     */
+    private String busyAt(GrantRequest request, String clock) {
+        return request.kind() == LockKind.SEMAPHORE ? conflicts.permitLimit(clock) : "?";
+    }
+
+    /** Binds {@link #busyAt} from parameter {@code index}; returns the next index. */
+    private static int bindBusyAt(PreparedStatement ps, int index, GrantRequest request) throws SQLException {
+        if (request.kind() == LockKind.SEMAPHORE) {
+            return PathConflictQuery.bindPermitLimit(ps, index, semaphoreKey(request), request.permits());
+        }
+        ps.setInt(index, 1);
+        return index + 1;
+    }
+
+    private static byte[] semaphoreKey(GrantRequest request) {
+        return LockKeys.lockKey(request.kind(), request.tenant(), request.paths().get(0));
     }
 
     /** The owner whose rows never conflict with the request; none for a semaphore, whose permits every row takes. */
@@ -229,12 +241,14 @@ public class JdbcLockStore implements LockStore {
     private List<LockHolder> findConflicts(Connection connection, GrantRequest request, Instant now) throws SQLException {
         long waitersBefore = waitersBefore(request);
         if (request.kind() == LockKind.SEMAPHORE) {
-            byte[] key = LockKeys.lockKey(request.kind(), request.tenant(), request.paths().get(0));
             // permits in use plus earlier waiters: a newcomer does not overtake the queue. One row more than
             // the permits shows a waiter who takes the next free permit first, which tells this request's
-            // waiting that its turn is not next.
-            List<LockHolder> ahead = conflicts.onKey(connection, key, now, waitersBefore, request.permits() + 1);
-            return ahead.size() >= request.permits() ? shown(ahead) : List.of();
+            // waiting that its turn is not next; it also reads every grant whenever fewer than the permits
+            // are held, so that the smallest max among them is exact when it matters
+            PathConflictQuery.KeyRows ahead = conflicts.onKey(connection, semaphoreKey(request), now, waitersBefore,
+                    request.permits() + 1);
+            int limit = Math.min(request.permits(), ahead.smallestHeldMax());
+            return ahead.rows().size() >= limit ? ahead.rows() : List.of();
         }
         return conflicts.find(connection, request.kind(), request.tenant(), request.paths(), now, request.owner(),
                 request.mode() == LockMode.SHARED, waitersBefore, SHOWN_CONFLICTS);
@@ -394,7 +408,7 @@ public class JdbcLockStore implements LockStore {
     /**
      * A grant in one round trip: the dialect's start of a transaction and serialising statement, then
      * an insert of the rows unless a conflicting grant or earlier waiter exists (for a semaphore: unless
-     * its grants and earlier waiters are as many as its permits), judged by the
+     * its grants and earlier waiters reach its {@link PathConflictQuery#permitLimit permit limit}), judged by the
      * database's clock at that insert, then for a queued request the removal of its waiting row if the
      * rows went in, then the commit ({@link SqlDialect#pipelinesGrants}). Only a busy answer costs a
      * second round trip, to name the holders.
@@ -417,7 +431,7 @@ public class JdbcLockStore implements LockStore {
                 .append(semaphore ? ") WHERE (SELECT count(*) FROM (" : ") WHERE NOT EXISTS (");
         conflicts.appendBranches(sql, false, "c.now", request.kind(), request.paths(), exemptOwner(request),
                 onlyExclusive(request), waitersBefore);
-        sql.append(semaphore ? " LIMIT ?) AS taken) < ?" : ")").append(" RETURNING id, expires_at");
+        sql.append(semaphore ? " LIMIT ?) AS taken) < " + busyAt(request, "c.now") : ")").append(" RETURNING id, expires_at");
         if (request.ticket() > 0) {
             // no notice: the granted waiter's held rows block exactly what its waiting rows blocked
             sql.append("; ").append(dequeueSql).append(" AND EXISTS (SELECT 1 FROM ").append(tables.held())
@@ -434,8 +448,8 @@ public class JdbcLockStore implements LockStore {
             i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null,
                     exemptOwner(request), waitersBefore);
             if (semaphore) {
-                ps.setInt(i++, request.permits());
-                ps.setInt(i++, request.permits());
+                ps.setInt(i++, countedRows(request));
+                i = bindBusyAt(ps, i, request);
             }
             if (request.ticket() > 0) {
                 ps.setString(i++, request.grantId());
@@ -505,7 +519,8 @@ public class JdbcLockStore implements LockStore {
     /**
      * A grant in one round trip as a compound statement ({@link SqlDialect#groupsGrantsInBlocks}):
      * node rows created and locked, the clock read, the rows inserted unless something conflicts (for
-     * a semaphore: unless its grants and earlier waiters are as many as its permits),
+     * a semaphore: unless its grants and earlier waiters reach its
+     * {@link PathConflictQuery#permitLimit permit limit}),
      * the waiting row of a queued request removed, committed.
      */
     private HandOff blockGrant(Connection connection, GrantRequest request, Grant releasing) throws SQLException {
@@ -515,8 +530,8 @@ public class JdbcLockStore implements LockStore {
         StringBuilder sql = new StringBuilder(dialect.blockOpening(tables, locks, release));
         conflicts.appendBranches(sql, false, dialect.blockClock(), request.kind(), request.paths(),
                 exemptOwner(request), onlyExclusive(request), waitersBefore);
-        sql.append(dialect.blockThen()).append("INSERT INTO ").append(tables.held()).append(" (").append(COLUMN_LIST)
-                .append(") ").append(valueRows(request, ", " + dialect.blockTimes()));
+        sql.append(dialect.blockThen(busyAt(request, dialect.blockClock()))).append("INSERT INTO ")
+                .append(tables.held()).append(" (").append(COLUMN_LIST).append(") ").append(valueRows(request, ", " + dialect.blockTimes()));
         if (request.ticket() > 0) {
             sql.append("; ").append(dequeueSql);
         }
@@ -528,8 +543,8 @@ public class JdbcLockStore implements LockStore {
             }
             i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null,
                     exemptOwner(request), waitersBefore);
-            ps.setInt(i++, busyAt(request));
-            ps.setInt(i++, busyAt(request));
+            ps.setInt(i++, countedRows(request));
+            i = bindBusyAt(ps, i, request);
             i = bindRows(ps, i, request, null, null);
             if (request.ticket() > 0) {
                 ps.setString(i, request.grantId());
@@ -709,7 +724,7 @@ public class JdbcLockStore implements LockStore {
         return transactions.autoCommit("list holders", connection -> {
             if (kind != LockKind.PATH) {
                 return conflicts.onKey(connection, LockKeys.lockKey(kind, tenant, path), null,
-                        PathConflictQuery.NO_WAITERS, 10_000);
+                        PathConflictQuery.NO_WAITERS, 10_000).rows();
             }
             return conflicts.find(connection, kind, tenant, List.of(path), null, null, false,
                     PathConflictQuery.NO_WAITERS, 10_000);

@@ -34,6 +34,7 @@ public class MariaDbDialect extends MySqlDialect {
         int exclusive = keys(locks, true).size();
         StringBuilder sql = new StringBuilder("BEGIN NOT ATOMIC DECLARE grant_time DATETIME(6);");
         sql.append(" DECLARE grant_lease BIGINT DEFAULT ?; DECLARE grant_nodes INT; DECLARE grant_conflicts INT;"
+                + " DECLARE grant_limit INT;"
                 + " DECLARE grant_released INT DEFAULT 0;");
         sql.append(" SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION;");
         if (shared > 0) {
@@ -75,8 +76,8 @@ public class MariaDbDialect extends MySqlDialect {
     }
 
     @Override
-    String blockThen() {
-        return " LIMIT ?) AS conflicts; IF grant_conflicts < ? THEN ";
+    String blockThen(String busyAt) {
+        return " LIMIT ?) AS conflicts; SET grant_limit = " + busyAt + "; IF grant_conflicts < grant_limit THEN ";
     }
 
     @Override

@@ -194,16 +194,17 @@ final class PathConflictQuery {
     }
 
     /**
-     * Live rows on exactly one key (semaphore permits, singletons), grants first, then earlier waiters.
+     * Live rows on exactly one key (semaphore permits, singletons), grants first, then earlier waiters,
+     * with the smallest {@code max} among the grants that were read.
      *
      * @param now the time rows must outlive, or null to read the database's clock in the query itself
      */
-    List<LockHolder> onKey(Connection connection, byte[] key, Instant now, long waitersBefore, int limit)
+    KeyRows onKey(Connection connection, byte[] key, Instant now, long waitersBefore, int limit)
             throws SQLException {
         String live = " WHERE lock_key = ? AND expires_at > " + clock(now);
-        String sql = "SELECT " + COLUMNS + ", 'H' AS row_state FROM " + tables.held() + live;
+        String sql = "SELECT " + COLUMNS + ", permits, 'H' AS row_state FROM " + tables.held() + live;
         if (waitersBefore != NO_WAITERS) {
-            sql += " UNION ALL SELECT " + COLUMNS + ", 'W' AS row_state FROM " + tables.waiting() + live
+            sql += " UNION ALL SELECT " + COLUMNS + ", permits, 'W' AS row_state FROM " + tables.waiting() + live
                     + (waitersBefore > 0 ? " AND id < ?" : "");
         }
         try (PreparedStatement ps = connection.prepareStatement(sql + " ORDER BY row_state, id LIMIT " + limit)) {
@@ -221,8 +222,48 @@ final class PathConflictQuery {
                     ps.setLong(i, waitersBefore);
                 }
             }
-            return read(ps);
+            List<LockHolder> rows = new ArrayList<>();
+            int smallestHeldMax = Integer.MAX_VALUE;
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    LockHolder row = holder(rs);
+                    if (!row.waiting()) {
+                        smallestHeldMax = Math.min(smallestHeldMax, rs.getInt("permits"));
+                    }
+                    rows.add(row);
+                }
+            }
+            return new KeyRows(rows, smallestHeldMax);
         }
+    }
+
+    /**
+     * The rows of {@link #onKey}.
+     *
+     * @param smallestHeldMax the smallest {@code max} among the grants in {@code rows}
+     *                        ({@link Integer#MAX_VALUE} if none); exact for the key whenever the
+     *                        grants are fewer than the limit of rows read
+     */
+    record KeyRows(List<LockHolder> rows, int smallestHeldMax) {
+    }
+
+    /**
+     * How many rows a semaphore request may find on its key and still take a permit, in SQL over
+     * {@code clock}: its own max, or the smallest max among the key's live grants if that is smaller.
+     * Nodes may disagree on a semaphore's max (during a rolling change of it), and a grant must not
+     * give any holder more company than its own max allows. Bound by {@link #bindPermitLimit}.
+     */
+    String permitLimit(String clock) {
+        return "(SELECT COALESCE(LEAST(MIN(permits), ?), ?) FROM " + tables.held() + " WHERE lock_key = ? AND expires_at > "
+                + clock + ")";
+    }
+
+    /** Binds {@link #permitLimit} from parameter {@code index}; returns the next index. */
+    static int bindPermitLimit(PreparedStatement ps, int index, byte[] key, int permits) throws SQLException {
+        ps.setInt(index, permits);
+        ps.setInt(index + 1, permits);
+        ps.setBytes(index + 2, key);
+        return index + 3;
     }
 
     private int bindFilter(PreparedStatement ps, int i, Instant now, String exceptOwner, long before)

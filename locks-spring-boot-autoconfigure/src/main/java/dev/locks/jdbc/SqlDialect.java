@@ -192,11 +192,14 @@ public abstract class SqlDialect {
     }
 
     /**
-     * Ends a block grant's conflict query and starts the insert it allows: its two parameters are
-     * the number of conflicting rows that makes the grant busy (1 for a path, the permits for a
-     * semaphore), as the count's limit and as its bound.
+     * Ends a block grant's conflict query and starts the insert it allows: its parameter is the most
+     * conflicting rows counted (1 for a path, the permits for a semaphore), then come those of
+     * {@code busyAt}.
+     *
+     * @param busyAt how many counted rows make the grant busy, in SQL (a parameter, or a query for a
+     *               semaphore, whose holders may know a smaller max than the request)
      */
-    String blockThen() {
+    String blockThen(String busyAt) {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
     }
 

@@ -34,8 +34,8 @@ public interface LockStore {
      * The live grants, and the waiting requests queued before it, that would conflict with
      * {@code request}, without writing anything; lets waiters poll cheaply. A waiting request among
      * them tells the waiter that the next release is not its turn. For a semaphore: the grants, then
-     * the earlier waiters, at most {@code permits + 1} rows (a store may name fewer, at least
-     * {@code min(permits + 1, 5)}): more rows than permits mean someone is served first.
+     * the earlier waiters, up to {@code permits + 1} rows: more rows than permits mean someone is
+     * served first (a store that names fewer leaves the waiters of a busy semaphore looking more often).
      *
      * @param request the request
      * @return the conflicting holders, empty if the request would be granted now

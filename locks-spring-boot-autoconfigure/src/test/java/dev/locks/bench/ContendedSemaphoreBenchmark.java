@@ -20,7 +20,7 @@ import dev.locks.testing.TestDatabase;
 
 /**
  * What waiting for a busy semaphore costs the database: ten threads on two nodes (or one) share three
- * permits, each holding its permit {@value #HOLD_MILLIS} ms, and the benchmark counts the statements
+ * permits (other counts through {@code locks.bench.semaphoreThreads} and {@code locks.bench.semaphorePermits}), each holding its permit {@value #HOLD_MILLIS} ms, and the benchmark counts the statements
  * both nodes sent (looks, grants, releases, queue rows, renewals) per permit taken, and how many
  * permits a release handed straight to a waiter. A waiter woken for nothing costs a statement.
  */
@@ -28,7 +28,10 @@ class ContendedSemaphoreBenchmark {
 
     private static final int HOLD_MILLIS = 10;
 
-    private static final int THREADS = 10;
+    private static final int THREADS = Integer.getInteger("locks.bench.semaphoreThreads", 10);
+
+    /** 3 by default; a semaphore of more permits needs more threads to stay busy */
+    private static final int PERMITS = Integer.getInteger("locks.bench.semaphorePermits", 3);
 
     /** 2 by default; 1 puts all ten threads on one node, where every release is seen at once */
     private static final int NODES = Integer.getInteger("locks.bench.semaphoreNodes", 2);
@@ -48,7 +51,7 @@ class ContendedSemaphoreBenchmark {
             CountingDataSource countingB = new CountingDataSource(db.poolB());
             List<JdbcLockService> nodes = List.of(db.ours("node-a", countingA.dataSource()),
                     db.ours("node-b", countingB.dataSource())).subList(0, NODES);
-            LockRequest permit = LockRequest.semaphore("exports", 3).waitAtMost(Duration.ofSeconds(60)).build();
+            LockRequest permit = LockRequest.semaphore("exports", PERMITS).waitAtMost(Duration.ofSeconds(60)).build();
             // once, so that schema checks and first connections are not counted
             nodes.forEach(node -> node.acquire(permit).release());
             countingA.reset();
@@ -80,12 +83,14 @@ class ContendedSemaphoreBenchmark {
             int entries = THREADS * ENTRIES_PER_THREAD;
             long handOffs = nodes.stream().mapToLong(JdbcLockService::handOffCount).sum() - handOffsBefore;
             int statements = countingA.statements() + countingB.statements();
-            Results.heading("busy semaphore: 10 threads on " + NODES + " node(s), 3 permits, " + HOLD_MILLIS + " ms holds, "
+            Results.heading("busy semaphore: " + THREADS + " threads on " + NODES + " node(s), " + PERMITS + " permits, "
+                    + HOLD_MILLIS + " ms holds, "
                     + entries + " permits (" + db.describe() + ")");
             Results.note("| measure | value |\n|---|---|");
             Results.line("| statements per permit (both nodes) | " + Results.format((double) statements / entries) + " |");
             Results.line("| permits handed over by a release | " + handOffs + " of " + entries + " |");
-            Results.line("| permits per second (3 / " + HOLD_MILLIS + " ms = 300 at most) | "
+            Results.line("| permits per second (" + PERMITS + " / " + HOLD_MILLIS + " ms = " + PERMITS * 1000 / HOLD_MILLIS
+                    + " at most) | "
                     + Results.format(entries / seconds) + " |");
         }
     }

@@ -152,6 +152,30 @@ abstract class FairWaitingContract extends LockServiceContract {
     }
 
     @Test
+    void aLargeSemaphoreWaitersLookNamesEveryRowAheadOfIt() {
+        List<Grant> held = new ArrayList<>();
+        for (int i = 1; i <= 6; i++) {
+            held.add(locks.store().tryGrant(permitRequest("reports-large", 6, "1", String.valueOf(i))).grant());
+        }
+        queued(permitRequest("reports-large", 6, "2", "7"));
+        GrantRequest second = queued(permitRequest("reports-large", 6, "3", "8"));
+
+        assertThat(locks.store().conflicts(second)).as("six holders and the first waiter: more rows than permits")
+                .hasSize(7).filteredOn(LockHolder::waiting).hasSize(1);
+        held.forEach(g -> locks.store().release(g, Duration.ZERO));
+    }
+
+    @Test
+    void aSemaphoreWaitersLookCountsAgainstTheSmallestMaxAmongTheHolders() {
+        Grant held = locks.store().tryGrant(permitRequest("reports-mixed", 1, "1", "1")).grant();
+        GrantRequest larger = permitRequest("reports-mixed", 3, "2", "2");
+
+        assertThat(locks.store().conflicts(larger)).as("one holder whose max is one").hasSize(1);
+        assertThat(locks.store().tryGrant(larger).grant()).as("the grant agrees with the look").isNull();
+        locks.store().release(held, Duration.ZERO);
+    }
+
+    @Test
     void aSemaphoreOwnersSecondPermitCountsAgainstTheMax() {
         GrantRequest first = permitRequest("reports-owned", 1, "1", "1");
         GrantRequest second = permitRequest("reports-owned", 1, "1", "2");

@@ -113,6 +113,54 @@ abstract class WaitingContract extends LockServiceContract {
     }
 
     @Test
+    void aSemaphoreRequestWithALargerMaxStopsAtTheSmallestMaxAmongTheHolders() {
+        LockRequest small = LockRequest.semaphore("exports", 2).tenant(tenant).build();
+        LockRequest large = LockRequest.semaphore("exports", 5).tenant(tenant).build();
+        JdbcLockService other = newNode("node-b");
+        LockHandle a = locks.tryAcquire(small).orElseThrow();
+        LockHandle b = other.tryAcquire(large).orElseThrow();
+        assertThat(other.tryAcquire(large)).isEmpty();
+        a.release();
+        LockHandle c = other.tryAcquire(large).orElseThrow();
+        LockHandle d = locks.tryAcquire(large).orElseThrow();
+        assertThat(locks.tryAcquire(small)).isEmpty();
+        b.release();
+        c.release();
+        d.release();
+    }
+
+    @Test
+    void aLapsedPermitNoLongerLowersTheMax() {
+        LockHandle lapsing = locks.tryAcquire(LockRequest.semaphore("exports", 1).tenant(tenant)
+                .lease(Duration.ofMillis(400)).build()).orElseThrow();
+        LockRequest large = LockRequest.semaphore("exports", 3).tenant(tenant).build();
+        JdbcLockService other = newNode("node-b");
+        assertThat(other.tryAcquire(large)).as("while the permit of max 1 is live").isEmpty();
+        sleep(Duration.ofMillis(700));
+        LockHandle a = other.tryAcquire(large).orElseThrow();
+        LockHandle b = other.tryAcquire(large).orElseThrow();
+        LockHandle c = other.tryAcquire(large).orElseThrow();
+        assertThat(other.tryAcquire(large)).as("three permits of max 3").isEmpty();
+        lapsing.release();
+        a.release();
+        b.release();
+        c.release();
+    }
+
+    @Test
+    void aWaitingSemaphoreRequestWithALargerMaxIsGrantedWhenAHolderWithTheSmallerMaxLeaves() throws Exception {
+        LockRequest small = LockRequest.semaphore("exports", 1).tenant(tenant).build();
+        LockHandle held = locks.tryAcquire(small).orElseThrow();
+        JdbcLockService other = newNode("node-b");
+        CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(() -> other.acquire(
+                LockRequest.semaphore("exports", 3).tenant(tenant).waitAtMost(Duration.ofSeconds(20)).build()));
+        sleep(Duration.ofMillis(300));
+        assertThat(waiter).isNotDone();
+        held.release();
+        waiter.get(20, TimeUnit.SECONDS).release();
+    }
+
+    @Test
     void aSingletonHasOneHolderAndIsNotAPath() {
         LockRequest job = LockRequest.singleton("nightly").tenant(tenant).build();
         try (LockHandle h = locks.tryAcquire(job).orElseThrow()) {

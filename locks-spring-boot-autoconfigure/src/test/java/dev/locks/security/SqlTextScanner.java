@@ -47,7 +47,7 @@ final class SqlTextScanner {
      * {@code statement} is a statement of the shipped schema script with the validated prefix.
      */
     static final Set<String> SQL_PARAMETERS = Set.of("table", "column", "modification", "prefix", "statement",
-            "sqlPrefix", "waitTable", "clock", "releasing", "lockRows", "until");
+            "sqlPrefix", "waitTable", "clock", "releasing", "lockRows", "until", "busyAt");
 
     /** Statement methods are sinks only on statement receivers ({@code RetryTemplate.execute} is not SQL). */
     private static final Set<String> STATEMENT_RECEIVERS = Set.of("st", "ps", "stmt", "statement");
@@ -59,7 +59,8 @@ final class SqlTextScanner {
             Map.entry("executeQuery", 0), Map.entry("executeUpdate", 0), Map.entry("execute", 0), Map.entry("addBatch", 0),
             Map.entry("modifyAndNotify", 1), Map.entry("select", 1), Map.entry("insert", 1), Map.entry("notifying", 0),
             Map.entry("plusMicros", 0), Map.entry("prepare", 1), Map.entry("appendBranches", 2),
-            Map.entry("renewalTrip", 0), Map.entry("extendLeases", 1));
+            Map.entry("renewalTrip", 0), Map.entry("extendLeases", 1), Map.entry("blockThen", 0),
+            Map.entry("permitLimit", 0), Map.entry("busyAt", 1));
 
     private static final Pattern KEYWORD = Pattern.compile(
             "\\b(SELECT|INSERT|UPDATE|DELETE|MERGE|WHERE|FROM|VALUES|SET|UNION|LIMIT|ORDER BY|LISTEN|AND|IN)\\b");
@@ -75,7 +76,8 @@ final class SqlTextScanner {
             "valueRows(request,\", \"+dialect.blockTimes())",
             "dialect.pipelinedSerialise()", "dialect.blockOpening(tables,locks,release)", "dialect.blockClock()",
             "releaseSql(Duration.ZERO)", "releaseSql(keepFor)", "notifyingRelease()",
-            "dialect.blockThen()", "dialect.blockClosing()", "dialect.pipelinedEnd()", "dialect.blockTimes()",
+            "dialect.blockThen(busyAt(request,dialect.blockClock()))", "busyAt(request,\"c.now\")", "busyAt(request,dialect.blockClock())",
+            "conflicts.permitLimit(clock)", "dialect.blockClosing()", "dialect.pipelinedEnd()", "dialect.blockTimes()",
             "lockRows(n)", "lockRows(chunk.size())", "extendLeases(chunk.size(),\"?\")", "plusMicros(now())",
             "plusMicros(\"clock_timestamp()\")", "extendLeases.apply(\"renew_until\")",
             "extendLeases.apply(\"(SELECT until FROM c)\")", "dialect.renewalTrip(lockRows(n),until->extendLeases(n,until))",

@@ -28,7 +28,9 @@ import java.util.TreeMap;
  * lost section: a lost update between two held sections is a violation.</li>
  * <li><b>Readers.</b> The fenced value under a held shared lock changes only through writes of
  * lost sections (readers do not fence).</li>
- * <li><b>Semaphores.</b> Held permits of one semaphore never exceed its maximum at any instant.</li>
+ * <li><b>Semaphores.</b> Held permits of one semaphore never exceed its maximum at any instant, nor
+ * the smallest max that a holder in at that instant asked for (workers disagree on a max, as nodes
+ * do during a rolling change of it).</li>
  * </ol>
  */
 final class TortureChecker {
@@ -359,6 +361,10 @@ final class TortureChecker {
     private void checkSemaphores() {
         Map<String, List<Section>> bySemaphore = new HashMap<>();
         for (Section s : sections) {
+            if (s.kind() == 'M' && s.permits() < 1) {
+                // a section built without its holder's max would pass for a violation of the engine
+                throw new IllegalArgumentException("Semaphore section " + s.id() + " does not say its max: " + s);
+            }
             if (s.kind() == 'M' && held(s)) {
                 bySemaphore.computeIfAbsent(s.tenant() + "|" + s.paths().get(0), k -> new ArrayList<>()).add(s);
             }
@@ -366,20 +372,27 @@ final class TortureChecker {
         bySemaphore.forEach((key, list) -> {
             String name = key.substring(key.indexOf('|') + 1);
             int max = semaphoreMax.getOrDefault(name, Integer.MAX_VALUE);
+            // time, +1 or -1, the holder's own max
             List<long[]> events = new ArrayList<>();
             for (Section s : list) {
-                events.add(new long[] { s.inMicros(), 1 });
-                events.add(new long[] { s.outMicros(), -1 });
+                events.add(new long[] { s.inMicros(), 1, s.permits() });
+                events.add(new long[] { s.outMicros(), -1, s.permits() });
             }
             // at equal times an end comes before a start: [in, out) intervals
             events.sort(Comparator.<long[]>comparingLong(e -> e[0]).thenComparingLong(e -> e[1]));
+            TreeMap<Long, Integer> maxesIn = new TreeMap<>();
             int in = 0;
             int peak = 0;
             for (long[] e : events) {
                 in += (int) e[1];
+                maxesIn.merge(e[2], (int) e[1], (a, b) -> a + b == 0 ? null : a + b);
                 peak = Math.max(peak, in);
                 if (in > max) {
                     violation("Semaphore " + key + " had " + in + " permits held at " + e[0] + " (max " + max + ")");
+                }
+                else if (in > 0 && in > maxesIn.firstKey()) {
+                    violation("Semaphore " + key + " had " + in + " permits held at " + e[0]
+                            + " while a holder that asked for max " + maxesIn.firstKey() + " was in");
                 }
             }
             figures.merge("semaphorePeak:" + key, (long) peak, Math::max);

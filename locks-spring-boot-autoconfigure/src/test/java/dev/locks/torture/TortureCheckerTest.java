@@ -1,6 +1,7 @@
 package dev.locks.torture;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -188,11 +189,16 @@ class TortureCheckerTest {
         assertThat(check().violations()).anyMatch(v -> v.contains("changed by a write"));
     }
 
+    /** A held permit of semaphore {@code exports} in tenant t1, taken by a holder that asked for {@code max}. */
+    private Section permit(long token, int max, long in, long out) {
+        return add(new Section("m" + token, "w1", "o" + token, 'M', "t1", 'S', List.of("exports"), token, false, "-", max,
+                in, out, true, true, Section.Write.NONE, -1, -1));
+    }
+
     @Test
     void semaphorePermitsAboveTheMaximumAreAViolation() {
         for (int i = 0; i < 3; i++) {
-            add(new Section("m" + i, "w1", "o" + i, 'M', "t1", 'S', List.of("exports"), 10 + i, false, "-", 2, 100 + i,
-                    200, true, true, Section.Write.NONE, -1, -1));
+            permit(10 + i, 2, 100 + i, 200);
         }
         assertThat(check().violations()).anyMatch(v -> v.contains("Semaphore"));
     }
@@ -200,12 +206,32 @@ class TortureCheckerTest {
     @Test
     void semaphorePermitsThatFollowEachOtherStayWithinTheMaximum() {
         for (int i = 0; i < 3; i++) {
-            add(new Section("m" + i, "w1", "o" + i, 'M', "t1", 'S', List.of("exports"), 10 + i, false, "-", 2, 100 + 100 * i,
-                    200 + 100 * i, true, true, Section.Write.NONE, -1, -1));
+            permit(10 + i, 2, 100 + 100 * i, 200 + 100 * i);
         }
         TortureChecker.Result result = check();
         assertThat(result.violations()).isEmpty();
         assertThat(result.figures().get("semaphorePeak:t1|exports")).isEqualTo(1L);
+    }
+
+    @Test
+    void morePermitsThanTheSmallestMaxOfAHolderInAreAViolation() {
+        permit(10, 1, 100, 200);
+        permit(11, 2, 150, 250);
+        assertThat(check().violations()).anyMatch(v -> v.contains("asked for max 1"));
+    }
+
+    @Test
+    void aSemaphoreSectionWithoutItsMaxIsRefusedAsAHarnessError() {
+        permit(10, 0, 100, 200);
+        assertThatIllegalArgumentException().isThrownBy(this::check).withMessageContaining("does not say its max");
+    }
+
+    @Test
+    void aLargerMaxMayFillTheSemaphoreOnceTheSmallerMaxHasLeft() {
+        permit(10, 1, 100, 200);
+        permit(11, 2, 200, 300);
+        permit(12, 2, 250, 350);
+        assertThat(check().violations()).isEmpty();
     }
 
     @Test

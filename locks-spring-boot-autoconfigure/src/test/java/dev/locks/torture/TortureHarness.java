@@ -297,11 +297,13 @@ public final class TortureHarness {
         killedAt.put(victim.node(), killMicros);
         List<LockHolder> left = liveRowsOf(victim.node());
         // the rows it left are held until their lease ends: nobody may get a conflicting lock before
+        Map<Long, Integer> maxByToken = openPermitMaxima(victim);
         for (LockHolder row : left) {
             char kind = row.kind().code();
+            int permits = kind == 'M' ? maxByToken.getOrDefault(row.lockId(), configuredMax(row.path())) : 0;
             killedSections.add(new Section("killed-" + row.lockId(), victim.node(), "killed:" + victim.node() + ":"
                     + row.ownerHint(), kind, row.tenant(), row.mode() == dev.locks.LockMode.EXCLUSIVE ? 'X' : 'S',
-                    List.of(row.path()), row.lockId(), false, "-", 0, killMicros, SharedRecords.micros(row.expiresAt()),
+                    List.of(row.path()), row.lockId(), false, "-", permits, killMicros, SharedRecords.micros(row.expiresAt()),
                     true, true, Section.Write.NONE, -1, -1));
         }
         startWorker("w5", config.threads(), config.threads() + 3, "", null);
@@ -501,6 +503,25 @@ public final class TortureHarness {
         }
         expect("secrecy", "no 32-hex owner token or grant id appears in any worker's log (lost leases, restarts, kills included)",
                 leaks.isEmpty(), leaks.isEmpty() ? "none" : String.join(" | ", leaks));
+    }
+
+    /**
+     * The max each open semaphore section of a killed worker asked for, by its token: the row the
+     * worker left keeps that max in force for others until its lease ends.
+     */
+    private static Map<Long, Integer> openPermitMaxima(WorkerProcess victim) {
+        Map<Long, Integer> maxima = new HashMap<>();
+        for (Section s : SectionLog.read(victim.node(), victim.log()).sections()) {
+            if (s.kind() == 'M' && !s.ended()) {
+                maxima.put(s.token(), s.permits());
+            }
+        }
+        return maxima;
+    }
+
+    /** A semaphore's largest max, for a killed row whose section was not logged yet: it holds no one to less. */
+    private static int configuredMax(String semaphore) {
+        return TortureTree.SEMAPHORE_MAX[TortureTree.SEMAPHORES.indexOf(semaphore)];
     }
 
     private Report finish(long started) throws Exception {

@@ -20,6 +20,12 @@ final class TortureTree {
     /** Permits of each semaphore, by the index in {@link #SEMAPHORES}. */
     static final int[] SEMAPHORE_MAX = { 2, 3 };
 
+    /**
+     * A smaller max that a third of the requests for each semaphore ask for instead, as nodes do during
+     * a rolling change of it; by the index in {@link #SEMAPHORES}.
+     */
+    static final int[] SEMAPHORE_SMALLER_MAX = { 1, 2 };
+
     /** The lock the pause fault fights over, outside the tree so that no random request touches it. */
     static final String PAUSE_PATH = "/fault/pause";
 

@@ -333,7 +333,8 @@ public final class TortureWorker {
         }
         else if (r < 85) {
             int i = random.nextInt(TortureTree.SEMAPHORES.size());
-            LockRequest request = LockRequest.semaphore(TortureTree.SEMAPHORES.get(i), TortureTree.SEMAPHORE_MAX[i])
+            int max = random.nextInt(3) == 0 ? TortureTree.SEMAPHORE_SMALLER_MAX[i] : TortureTree.SEMAPHORE_MAX[i];
+            LockRequest request = LockRequest.semaphore(TortureTree.SEMAPHORES.get(i), max)
                     .tenant(TortureTree.TENANTS.get(random.nextInt(2))).build();
             String owner = scope.enterScope();
             try {

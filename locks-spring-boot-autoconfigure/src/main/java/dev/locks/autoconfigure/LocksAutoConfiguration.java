@@ -59,6 +59,7 @@ public final class LocksAutoConfiguration {
         return JdbcLockService.builder(dataSource)
                 .tablePrefix(properties.getJdbc().getTablePrefix())
                 .releaseNotifications(properties.getJdbc().isReleaseNotifications())
+                .durableReleases(properties.getJdbc().isDurableReleases())
                 .createSchema(createSchema(properties, dataSource))
                 .settings(settings(properties))
                 .build();

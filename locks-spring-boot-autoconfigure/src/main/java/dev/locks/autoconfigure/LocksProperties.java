@@ -261,6 +261,21 @@ public class LocksProperties {
          */
         private boolean releaseNotifications = true;
 
+        /**
+         * Whether a release waits until its commit is on disk. Off, a release on PostgreSQL commits
+         * without waiting for the WAL flush (other databases always wait): exclusion never depends on
+         * it, and a release lost in a database crash leaves its lock held until the lease ends.
+         */
+        private boolean durableReleases;
+
+        public boolean isDurableReleases() {
+            return durableReleases;
+        }
+
+        public void setDurableReleases(boolean durableReleases) {
+            this.durableReleases = durableReleases;
+        }
+
         public boolean isReleaseNotifications() {
             return releaseNotifications;
         }

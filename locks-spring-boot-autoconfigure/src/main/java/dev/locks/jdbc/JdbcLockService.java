@@ -64,6 +64,8 @@ public class JdbcLockService extends DefaultLockService {
 
         private boolean releaseNotifications = true;
 
+        private boolean durableReleases;
+
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
         }
@@ -102,6 +104,16 @@ public class JdbcLockService extends DefaultLockService {
             return this;
         }
 
+        /**
+         * @param durable true to make every release wait until its commit is on disk; by default a
+         *                release on PostgreSQL does not ({@link JdbcLockStore#setDurableReleases})
+         * @return this builder
+         */
+        public Builder durableReleases(boolean durable) {
+            this.durableReleases = durable;
+            return this;
+        }
+
         /** @param scheduler runs the watchdog and purge; default a private daemon thread @return this builder */
         public Builder scheduler(TaskScheduler scheduler) {
             this.scheduler = scheduler;
@@ -124,6 +136,7 @@ public class JdbcLockService extends DefaultLockService {
             SqlDialect d = dialect != null ? dialect : SqlDialect.detect(dataSource);
             JdbcLockStore store = new JdbcLockStore(dataSource, d, tablePrefix);
             store.setReleaseNotifications(releaseNotifications);
+            store.setDurableReleases(durableReleases);
             if (createSchema) {
                 store.createSchema();
             }

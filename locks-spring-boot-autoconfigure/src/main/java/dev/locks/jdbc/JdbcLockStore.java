@@ -86,6 +86,8 @@ public class JdbcLockStore implements LockStore {
 
     private volatile boolean releaseNotifications = true;
 
+    private volatile boolean durableReleases;
+
     /**
      * @param dataSource the lock tables' DataSource
      * @param dialect the database's dialect
@@ -141,7 +143,7 @@ public class JdbcLockStore implements LockStore {
     private HandOff transactionalGrant(Connection connection, GrantRequest request, Grant releasing)
             throws SQLException {
         Instant now = dialect.serialise(connection, tables, nodeLocks(request)).truncatedTo(ChronoUnit.MICROS);
-        boolean released = releasing != null && releaseWork(releasing, Duration.ZERO, origin).run(connection) > 0;
+        boolean released = releasing != null && releaseWork(releasing, Duration.ZERO, origin, false).run(connection) > 0;
         boolean nameHolders = releasing == null;
         Grant grant;
         if (request.kind() == LockKind.SEMAPHORE) {
@@ -278,7 +280,7 @@ public class JdbcLockStore implements LockStore {
     @Override
     public void dequeue(GrantRequest request) {
         // a waiter leaving may unblock the requests queued behind it
-        transactions.autoCommit("leave the wait queue", connection -> modifyAndNotify(connection, dequeueSql, origin,
+        transactions.autoCommit("leave the wait queue", connection -> modifyAndNotify(connection, dequeueSql, origin, false,
                 ps -> ps.setString(1, request.grantId())));
     }
 
@@ -292,9 +294,11 @@ public class JdbcLockStore implements LockStore {
      * Runs a DELETE or UPDATE of lock rows and, where the database can, tells the listeners
      * {@code from} does not exclude.
      */
-    private int modifyAndNotify(Connection connection, String sql, ReleaseOrigin from, Binder binder)
-            throws SQLException {
-        String notifying = dialect.notifying(sql, channel, tables.waiting(), from);
+    private int modifyAndNotify(Connection connection, String sql, ReleaseOrigin from, boolean lazyCommit,
+            Binder binder) throws SQLException {
+        // a connection in a transaction would pass the lazy commit on to everything else that transaction wrote
+        String notifying = dialect.notifying(sql, channel, tables.waiting(), from,
+                lazyCommit && connection.getAutoCommit());
         try (PreparedStatement ps = connection.prepareStatement(notifying != null ? notifying : sql)) {
             binder.bind(ps);
             if (notifying == null) {
@@ -336,6 +340,20 @@ public class JdbcLockStore implements LockStore {
      */
     public void setReleaseNotifications(boolean enabled) {
         this.releaseNotifications = enabled;
+    }
+
+    /**
+     * Whether a release on its own waits until its commit is on disk. Off by default where the
+     * database can choose per transaction (PostgreSQL), on a connection in auto-commit: exclusion
+     * never rests on a release being durable, since the log survives a crash or reaches a standby only
+     * as an unbroken prefix, so no grant that saw the release outlives it. A release lost that way
+     * leaves its lock held until the lease ends. Grants, hand-offs and releases inside the caller's
+     * transaction commit as the server's {@code synchronous_commit} says.
+     *
+     * @param durable true to wait for the flush of every release
+     */
+    public void setDurableReleases(boolean durable) {
+        this.durableReleases = durable;
     }
 
     @Override
@@ -486,7 +504,7 @@ public class JdbcLockStore implements LockStore {
 
     /** The release of a hand-off as a statement answering its count in a result set, as pipelined grants read it. */
     private String notifyingRelease() {
-        String notifying = dialect.notifying(releaseSql(Duration.ZERO), channel, tables.waiting(), origin);
+        String notifying = dialect.notifying(releaseSql(Duration.ZERO), channel, tables.waiting(), origin, false);
         if (notifying == null) {
             throw new IllegalStateException(dialect.name() + " pipelines grants but cannot answer a release's count");
         }
@@ -629,24 +647,25 @@ public class JdbcLockStore implements LockStore {
         if (inCallersTransaction()) {
             // this node's waiters were woken before the commit and looked too early: its own notice,
             // sent at the commit, must reach them too
-            return releaseWithCallersTransaction(grant, keepFor, releaseWork(grant, keepFor, ReleaseOrigin.ANY));
+            return releaseWithCallersTransaction(grant, keepFor, releaseWork(grant, keepFor, ReleaseOrigin.ANY, false));
         }
-        return transactions.autoCommit("release a lock", releaseWork(grant, keepFor, origin)) > 0;
+        return transactions.autoCommit("release a lock", releaseWork(grant, keepFor, origin, !durableReleases)) > 0;
     }
 
     @Override
     public void discard(Grant grant) {
         transactions.autoCommit("release a lock granted to a waiter that had left",
-                releaseWork(grant, Duration.ZERO, origin));
+                releaseWork(grant, Duration.ZERO, origin, !durableReleases));
     }
 
     /**
      * The release of a grant on a given connection, telling the listeners {@code from} does not
      * exclude where the database can.
      */
-    private StoreTransactions.SqlWork<Integer> releaseWork(Grant grant, Duration keepFor, ReleaseOrigin from) {
+    private StoreTransactions.SqlWork<Integer> releaseWork(Grant grant, Duration keepFor, ReleaseOrigin from,
+            boolean lazyCommit) {
         String sql = releaseSql(keepFor);
-        return connection -> modifyAndNotify(connection, sql, from, ps -> bindRelease(ps, 1, grant, keepFor));
+        return connection -> modifyAndNotify(connection, sql, from, lazyCommit, ps -> bindRelease(ps, 1, grant, keepFor));
     }
 
     /** Deletes a grant's live rows, or with {@code keepFor} ends their lease that long after the grant. */
@@ -837,7 +856,7 @@ public class JdbcLockStore implements LockStore {
             // the lock may be this node's: its own waiters learn of it from the notice too
             return modifyAndNotify(connection, "DELETE FROM " + tables.held()
                     + " WHERE grant_id IN (SELECT grant_id FROM (SELECT grant_id FROM " + tables.held()
-                    + " WHERE id = ?) target)", ReleaseOrigin.ANY, ps -> ps.setLong(1, lockId));
+                    + " WHERE id = ?) target)", ReleaseOrigin.ANY, false, ps -> ps.setLong(1, lockId));
         });
     }
 

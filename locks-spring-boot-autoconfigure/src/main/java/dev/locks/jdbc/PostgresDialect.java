@@ -125,12 +125,14 @@ public class PostgresDialect extends SqlDialect {
     // queues before it polls and polls again within milliseconds, so a release that sees no queued
     // waiter yet is found by that poll.
     @Override
-    String notifying(String modification, String channel, String waitTable, ReleaseOrigin origin) {
+    String notifying(String modification, String channel, String waitTable, ReleaseOrigin origin, boolean lazyCommit) {
         return "WITH changed AS (" + modification + " RETURNING kind, tenant) SELECT (SELECT count(*) FROM changed),"
                 + " (SELECT count(n) FROM (SELECT pg_notify('" + channel + "', d.kind || '" + origin.tag()
                 + "' || d.tenant)::text AS n"
                 + " FROM (SELECT DISTINCT kind, tenant FROM changed) d WHERE EXISTS (SELECT 1 FROM " + waitTable
-                + " w WHERE w.kind = d.kind AND w.tenant = d.tenant AND w.expires_at > clock_timestamp())) s)";
+                + " w WHERE w.kind = d.kind AND w.tenant = d.tenant AND w.expires_at > clock_timestamp())) s)"
+                // read at the commit of this statement's own transaction: the release then waits for no WAL flush
+                + (lazyCommit ? ", set_config('synchronous_commit', 'off', true)" : "");
     }
 
     @Override

@@ -242,9 +242,11 @@ public abstract class SqlDialect {
      * {@code waitTable}, in one round trip; its one row holds the update count.
      *
      * @param origin the store that sends the notice, {@link ReleaseOrigin#ANY} for every listener
+     * @param lazyCommit for a statement in auto-commit only: let its transaction's commit return before
+     *                   it is flushed to disk where the database allows that per transaction
      * @return the statement, or null where the database has no notifications (waiters poll)
      */
-    String notifying(String modification, String channel, String waitTable, ReleaseOrigin origin) {
+    String notifying(String modification, String channel, String waitTable, ReleaseOrigin origin, boolean lazyCommit) {
         return null;
     }
 

@@ -295,7 +295,7 @@ final class SqlTextScanner {
         }
         if (text.matches("dialect\\.plusMicros\\(\"[\\w.]+\"\\)")
                 || text.matches("dialect\\.notifying\\((sql|modification|releaseSql\\(Duration\\.ZERO\\)),channel,"
-                        + "tables\\.waiting\\(\\),(origin|from)\\)")) {
+                        + "tables\\.waiting\\(\\),(origin|from),(false|true|lazyCommit&&connection\\.getAutoCommit\\(\\))\\)")) {
             return;
         }
         // the MySQL dialect's node-row builders, whose own bodies this rule checks: a count and a mode

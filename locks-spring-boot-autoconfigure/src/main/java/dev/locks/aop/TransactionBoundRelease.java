@@ -10,7 +10,7 @@ import dev.locks.LockHandle;
 
 /**
  * Releases locks taken inside a transaction when that transaction ends, never before its work is
- * committed (DESIGN §1, Transactions).
+ * committed (the README's "Transactions").
  *
  * <ul>
  * <li>On commit of a read-write transaction that holds the lock store's own DataSource: in {@code beforeCommit},

@@ -1,5 +1,9 @@
 package dev.locks.bench;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicLong;
@@ -21,6 +25,11 @@ import dev.locks.testing.TestDatabase;
  * same JVM and across two nodes (separate pools, separate services), this library against
  * JdbcLockRegistry measured the same way. The holder keeps the lock for a random 100-300 ms after
  * the waiter started waiting, so that a poller is caught at a random point of its cycle.
+ *
+ * <p>Each hand-off is a chain of round trips to server processes that sat idle through the hold
+ * (the release, on PostgreSQL the notice, the grant). What one such round trip costs on the machine
+ * is measured alongside, after the same idle times, on a connection of its own: a {@code SELECT 1}
+ * and an auto-committed one-row insert. They bound how close a hand-off can come to its target here.
  */
 class HandOffBenchmark {
 
@@ -38,7 +47,10 @@ class HandOffBenchmark {
     @ParameterizedTest(name = "{0}")
     @EnumSource(TestDatabase.class)
     void releaseToWaiterHoldingTheLock(TestDatabase database) throws Exception {
-        try (BenchDatabase db = new BenchDatabase(database)) {
+        try (BenchDatabase db = new BenchDatabase(database); Connection idle = db.poolA().getConnection()) {
+            try (Statement st = idle.createStatement()) {
+                st.execute("CREATE TEMPORARY TABLE idle_probe (v INT)");
+            }
             JdbcLockService nodeA = db.ours("node-a", db.poolA());
             JdbcLockService nodeB = db.ours("node-b", db.poolB());
             JdbcLockRegistry registryA = db.registry(db.poolA());
@@ -47,6 +59,8 @@ class HandOffBenchmark {
             Samples oursAcross = new Samples();
             Samples theirsSame = new Samples();
             Samples theirsAcross = new Samples();
+            Samples idleSelect = new Samples();
+            Samples idleInsert = new Samples();
             Random random = new Random(42);
             for (int i = 0; i < WARMUP_HAND_OFFS + HAND_OFFS; i++) {
                 // the same hold time for all four, so that they face the same poll phases
@@ -55,7 +69,11 @@ class HandOffBenchmark {
                 long b = handOff(registryA, registryA, "handoff-same", holdMillis);
                 long c = handOff(nodeA, nodeB, "/handoff/across", holdMillis);
                 long d = handOff(registryA, registryB, "handoff-across", holdMillis);
+                long e = afterIdle(idle, "SELECT 1", holdMillis);
+                long f = afterIdle(idle, "INSERT INTO idle_probe (v) VALUES (1)", holdMillis);
                 if (i >= WARMUP_HAND_OFFS) {
+                    idleSelect.add(e);
+                    idleInsert.add(f);
                     oursSame.add(a);
                     theirsSame.add(b);
                     oursAcross.add(c);
@@ -70,7 +88,21 @@ class HandOffBenchmark {
                 case H2 -> Double.NaN;
             };
             report("across nodes", oursAcross, theirsAcross, acrossTarget);
+            Results.figure("the machine's floor: a SELECT 1 after the same idle time, median (p90)",
+                    Results.millis(idleSelect.median()) + " (" + Results.millis(idleSelect.percentile(90)) + ")", "", true);
+            Results.figure("the machine's floor: an auto-committed one-row INSERT after the same idle time, median (p90)",
+                    Results.millis(idleInsert.median()) + " (" + Results.millis(idleInsert.percentile(90)) + ")", "", true);
         }
+    }
+
+    /** @return nanoseconds one statement takes on a connection that sat idle for {@code idleMillis} */
+    private static long afterIdle(Connection connection, String sql, long idleMillis) throws InterruptedException, SQLException {
+        Thread.sleep(idleMillis);
+        long started = System.nanoTime();
+        try (PreparedStatement ps = connection.prepareStatement(sql)) {
+            ps.execute();
+        }
+        return System.nanoTime() - started;
     }
 
     private static void report(String where, Samples ours, Samples theirs, double targetMillis) {

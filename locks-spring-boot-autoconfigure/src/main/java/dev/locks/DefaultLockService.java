@@ -461,7 +461,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
      * holders change at every release; without this every waiter looked again within milliseconds of
      * each, however deep in the queue. For a semaphore an earlier waiter among the conflicts is not
      * enough: while fewer than its permits are held, that waiter and this one both fit after the next
-     * release, so only more rows ahead than permits count.
+     * release, so only more rows ahead than permits count. During a rolling change of the max a
+     * holder's smaller max may apply; the rows do not carry it, so such a waiter counts against its
+     * own max and may look more often than it needs to.
      */
     private static boolean queuedBehind(GrantRequest queued, List<LockHolder> conflicts) {
         if (queued.kind() == LockKind.SEMAPHORE) {

@@ -262,9 +262,10 @@ public class LocksProperties {
         private boolean releaseNotifications = true;
 
         /**
-         * Whether a release waits until its commit is on disk. Off, a release on PostgreSQL commits
-         * without waiting for the WAL flush (other databases always wait): exclusion never depends on
-         * it, and a release lost in a database crash leaves its lock held until the lease ends.
+         * Whether a release waits until its commit is on disk. Off, a release on PostgreSQL made outside
+         * your transaction, on a pool in auto-commit, commits without waiting for the WAL flush; other
+         * databases commit releases as the server is configured to. Exclusion never depends on it, and
+         * a release lost in a database crash leaves its lock held until the lease ends.
          */
         private boolean durableReleases;
 

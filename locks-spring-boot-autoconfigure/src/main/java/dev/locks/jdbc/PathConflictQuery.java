@@ -248,8 +248,9 @@ final class PathConflictQuery {
     }
 
     /**
-     * How many rows a semaphore request may find on its key and still take a permit, in SQL over
-     * {@code clock}: its own max, or the smallest max among the key's live grants if that is smaller.
+     * How many rows on its key make a semaphore request busy (it takes a permit only while it finds
+     * fewer), in SQL over {@code clock}: its own max, or the smallest max among the key's live grants
+     * if that is smaller.
      * Nodes may disagree on a semaphore's max (during a rolling change of it), and a grant must not
      * give any holder more company than its own max allows. Bound by {@link #bindPermitLimit}.
      */

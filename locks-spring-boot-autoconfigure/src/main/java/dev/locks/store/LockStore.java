@@ -34,8 +34,10 @@ public interface LockStore {
      * The live grants, and the waiting requests queued before it, that would conflict with
      * {@code request}, without writing anything; lets waiters poll cheaply. A waiting request among
      * them tells the waiter that the next release is not its turn. For a semaphore: the grants, then
-     * the earlier waiters, up to {@code permits + 1} rows: more rows than permits mean someone is
-     * served first (a store that names fewer leaves the waiters of a busy semaphore looking more often).
+     * the earlier waiters, up to {@code permits + 1} rows, or none while the request would get a
+     * permit (counting against the smallest max among the holders and its own): more rows than
+     * permits mean someone is served first (a store that names fewer leaves the waiters of a busy
+     * semaphore looking more often).
      *
      * @param request the request
      * @return the conflicting holders, empty if the request would be granted now

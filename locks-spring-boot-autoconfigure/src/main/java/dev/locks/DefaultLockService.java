@@ -420,7 +420,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     }
                     // a read-only look first keeps waiters from opening write transactions while the lock stays
                     // busy; right after a release here of an overlapping path the grant itself is the look
-                    List<LockHolder> conflicts = waiter.takeOverlappingRelease() ? List.of() : store.conflicts(queued);
+                    boolean told = waiter.takeOverlappingRelease();
+                    List<LockHolder> conflicts = told ? List.of() : store.conflicts(queued);
                     if (!conflicts.isEmpty()) {
                         if (!sameHolders(conflicts, result.conflicts()) && !queuedBehind(queued, conflicts)) {
                             // the holders changed hands: a release was seen, so the next may come soon too
@@ -434,6 +435,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     if (result.grant() != null) {
                         granted = true;
                         return result;
+                    }
+                    if (told) {
+                        wakeups.notTakenBy(queued);
                     }
                 }
             }
@@ -626,6 +630,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
             if (next.deliver(handed)) {
                 if (handed.granted()) {
                     handOffs.incrementAndGet();
+                }
+                else if (handOff != null) {
+                    wakeups.notTakenBy(next.request());
                 }
             }
             else if (handed.granted()) {

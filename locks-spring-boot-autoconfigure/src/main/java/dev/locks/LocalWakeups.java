@@ -138,6 +138,25 @@ final class LocalWakeups {
     }
 
     /**
+     * A waiter for a permit was handed a freed place, or told of one, and could not take it. While
+     * nodes disagree on a semaphore's max (a rolling change of it), that may be its own smaller max
+     * alone: the place may still fit a waiter queued after it that asked for a larger one, and the
+     * first such waiter not told yet tries. Waiters with the same max or a smaller one would not fit.
+     */
+    void notTakenBy(GrantRequest busy) {
+        if (busy.kind() != LockKind.SEMAPHORE) {
+            return;
+        }
+        List<Waiter> largerMaxBehind = new ArrayList<>();
+        for (Waiter waiter : overlapping(busy.kind(), busy.tenant(), busy.paths())) {
+            if (waiter.queued.ticket() > busy.ticket() && waiter.queued.permits() > busy.permits()) {
+                largerMaxBehind.add(waiter);
+            }
+        }
+        tellFirstUntold(largerMaxBehind);
+    }
+
+    /**
      * Tells the waiter queued first that a place came free, unless an earlier release has told it
      * already and it has not tried yet: two places freed in quick succession go to two waiters.
      */

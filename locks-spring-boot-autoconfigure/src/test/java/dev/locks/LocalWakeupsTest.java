@@ -107,6 +107,32 @@ class LocalWakeupsTest {
     }
 
     @Test
+    void aPlaceTheFirstWaitersSmallerMaxCannotTakeGoesToTheFirstWaiterBehindItWithALargerMax() throws Exception {
+        LocalWakeups.Waiter sameMax = wakeups.register(permit("/exports", 5, 1));
+        LocalWakeups.Waiter largerMax = wakeups.register(permit("/exports", 7, 3));
+        LocalWakeups.Waiter laterLargerMax = wakeups.register(permit("/exports", 9, 3));
+        GrantRequest busy = permit("/exports", 3, 1);
+        wakeups.register(busy);
+
+        wakeups.notTakenBy(busy);
+
+        assertThat(largerMax.takeOverlappingRelease()).isTrue();
+        assertThat(sameMax.await(0)).isFalse();
+        assertThat(laterLargerMax.await(0)).isFalse();
+    }
+
+    @Test
+    void aPlaceNotTakenGoesToNoWaiterQueuedEarlier() throws Exception {
+        LocalWakeups.Waiter earlier = wakeups.register(permit("/exports", 2, 3));
+        GrantRequest busy = permit("/exports", 3, 1);
+        wakeups.register(busy);
+
+        wakeups.notTakenBy(busy);
+
+        assertThat(earlier.await(0)).isFalse();
+    }
+
+    @Test
     void aPermitHandedOverWakesNoWaiter() throws Exception {
         LocalWakeups.Waiter waiter = wakeups.register(permit("/exports", 1));
 
@@ -333,7 +359,11 @@ class LocalWakeupsTest {
     }
 
     private static GrantRequest permit(String name, long ticket) {
-        return new GrantRequest(LockKind.SEMAPHORE, "t", paths(name), LockMode.SHARED, Duration.ofSeconds(30), 3, "owner",
+        return permit(name, ticket, 3);
+    }
+
+    private static GrantRequest permit(String name, long ticket, int max) {
+        return new GrantRequest(LockKind.SEMAPHORE, "t", paths(name), LockMode.SHARED, Duration.ofSeconds(30), max, "owner",
                 "grant-" + ticket, "node", "thread", ticket, false);
     }
 

@@ -118,6 +118,24 @@ abstract class HandOffContract extends LockServiceContract {
     }
 
     @Test
+    void aPermitTheFirstWaitersSmallerMaxCannotTakeGoesToAWaiterWithALargerMax() throws Exception {
+        // nodes disagree on the max during a rolling change of it
+        LockHandle first = patient.acquire(LockRequest.semaphore("reports", 3).tenant(tenant).build());
+        LockHandle second = patient.acquire(LockRequest.semaphore("reports", 3).tenant(tenant).build());
+        CompletableFuture<LockHandle> smallerMax = waitFor(LockRequest.semaphore("reports", 1).tenant(tenant));
+        CompletableFuture<LockHandle> largerMax = waitFor(LockRequest.semaphore("reports", 3).tenant(tenant));
+
+        // handed to the first waiter, which one holder already fills; the second fits beside both
+        first.release();
+
+        LockHandle got = largerMax.get(20, TimeUnit.SECONDS);
+        assertThat(smallerMax).as("its max of 1 is still full").isNotDone();
+        got.release();
+        second.release();
+        smallerMax.get(20, TimeUnit.SECONDS).release();
+    }
+
+    @Test
     void aReleaseOfALockAlreadyLostStillHandsTheWayToAWaiter() throws Exception {
         LockHandle held = patient.acquire(x("/lost").build());
         CompletableFuture<LockHandle> waiter = waitFor(x("/lost"));

@@ -92,6 +92,43 @@ class OnPostgresTest {
             org.assertj.core.api.Assertions.assertThat(java.time.Duration.ofNanos(granted - released))
                     .isLessThan(java.time.Duration.ofSeconds(3));
         }
+
+        @org.junit.jupiter.api.Test
+        void aPermitFreedElsewhereThatTheFirstWaitersSmallerMaxCannotTakeGoesToAWaiterWithALargerMax() throws Exception {
+            // a minute between looks: only a notice, passed on by the first waiter, wakes the second in time
+            JdbcLockService slowPoller = node("node-slow", newPool(4), dev.locks.LockSettings.builder().nodeId("node-slow")
+                    .backoff(java.time.Duration.ofMinutes(1), 1.0, java.time.Duration.ofMinutes(1), java.time.Duration.ZERO)
+                    .notifiedPollInterval(java.time.Duration.ofMinutes(1)).slowWaitLog(null));
+            dev.locks.LockHandle first = locks.acquire(dev.locks.LockRequest.semaphore("reports", 3).tenant(tenant).build());
+            dev.locks.LockHandle second = locks.acquire(dev.locks.LockRequest.semaphore("reports", 3).tenant(tenant).build());
+            java.util.concurrent.CompletableFuture<dev.locks.LockHandle> smallerMax = waitOn(slowPoller,
+                    dev.locks.LockRequest.semaphore("reports", 1).tenant(tenant).waitAtMost(java.time.Duration.ofSeconds(30)).build());
+            java.util.concurrent.CompletableFuture<dev.locks.LockHandle> largerMax = waitOn(slowPoller,
+                    dev.locks.LockRequest.semaphore("reports", 3).tenant(tenant).waitAtMost(java.time.Duration.ofSeconds(30)).build());
+
+            first.release();
+
+            dev.locks.LockHandle got = largerMax.get(20, java.util.concurrent.TimeUnit.SECONDS);
+            org.assertj.core.api.Assertions.assertThat(smallerMax).as("its max of 1 is still full").isNotDone();
+            got.release();
+            second.release();
+            smallerMax.get(90, java.util.concurrent.TimeUnit.SECONDS).release();
+        }
+
+        /** Starts {@code request} on {@code node} and returns once it is queued and asleep. */
+        private java.util.concurrent.CompletableFuture<dev.locks.LockHandle> waitOn(JdbcLockService node,
+                dev.locks.LockRequest request) throws InterruptedException {
+            int before = node.waitingCount();
+            java.util.concurrent.CompletableFuture<dev.locks.LockHandle> future = java.util.concurrent.CompletableFuture
+                    .supplyAsync(() -> node.acquire(request));
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+            while (node.waitingCount() <= before && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            org.assertj.core.api.Assertions.assertThat(future).as("the request waits").isNotDone();
+            Thread.sleep(200);
+            return future;
+        }
     }
 
     @Nested

@@ -615,11 +615,13 @@ public class DefaultLockService implements LockService, AutoCloseable {
         if (next == null) {
             return null;
         }
+        // read once: the waiter may queue again as soon as it has the answer
+        GrantRequest handedTo = next.request();
         long sent = System.nanoTime();
         HandOff handOff = null;
         boolean discarded = false;
         try {
-            handOff = store.releaseAndGrant(handle.grant(), next.request());
+            handOff = store.releaseAndGrant(handle.grant(), handedTo);
         }
         catch (RuntimeException ex) {
             // the transaction rolled back whole: the plain release follows and the waiter tries itself
@@ -632,11 +634,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     handOffs.incrementAndGet();
                 }
                 else if (handOff != null) {
-                    wakeups.notTakenBy(next.request());
+                    wakeups.notTakenBy(handedTo);
                 }
             }
             else if (handed.granted()) {
-                releaseUnwanted(handed.result().grant(), next.request());
+                releaseUnwanted(handed.result().grant(), handedTo);
                 discarded = true;
             }
         }

@@ -34,7 +34,6 @@ public class MariaDbDialect extends MySqlDialect {
         int exclusive = keys(locks, true).size();
         StringBuilder sql = new StringBuilder("BEGIN NOT ATOMIC DECLARE grant_time DATETIME(6);");
         sql.append(" DECLARE grant_lease BIGINT DEFAULT ?; DECLARE grant_nodes INT; DECLARE grant_conflicts INT;"
-                + " DECLARE grant_limit INT;"
                 + " DECLARE grant_released INT DEFAULT 0;");
         sql.append(" SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION;");
         if (shared > 0) {
@@ -77,7 +76,7 @@ public class MariaDbDialect extends MySqlDialect {
 
     @Override
     String blockThen(String busyAt) {
-        return " LIMIT ?) AS conflicts; SET grant_limit = " + busyAt + "; IF grant_conflicts < grant_limit THEN ";
+        return " LIMIT ?) AS conflicts; IF grant_conflicts < " + busyAt + " THEN ";
     }
 
     @Override

@@ -295,7 +295,8 @@ public abstract class SqlDialect {
     }
 
     /**
-     * Picks the dialect from the connection's metadata.
+     * Picks the dialect from the connection's metadata. On MySQL and MariaDB it also says, at INFO,
+     * which Connector/J settings would let the server keep the store's statements prepared.
      *
      * @param dataSource the lock store's DataSource
      * @return the dialect
@@ -305,11 +306,10 @@ public abstract class SqlDialect {
         try (Connection connection = dataSource.getConnection()) {
             DatabaseMetaData meta = connection.getMetaData();
             String product = meta.getDatabaseProductName().toLowerCase(Locale.ROOT);
-            if (product.contains("mariadb") || meta.getDatabaseProductVersion().contains("MariaDB")) {
-                return new MariaDbDialect();
-            }
-            if (product.contains("mysql")) {
-                return new MySqlDialect();
+            boolean mariaDb = product.contains("mariadb") || meta.getDatabaseProductVersion().contains("MariaDB");
+            if (mariaDb || product.contains("mysql")) {
+                ConnectorJTuning.adviseOn(connection);
+                return mariaDb ? new MariaDbDialect() : new MySqlDialect();
             }
             if (product.contains("postgresql")) {
                 return new PostgresDialect();

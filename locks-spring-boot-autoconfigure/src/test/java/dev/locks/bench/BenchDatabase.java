@@ -5,6 +5,7 @@ import java.sql.DatabaseMetaData;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import javax.sql.DataSource;
 
@@ -17,6 +18,7 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
 import dev.locks.LockSettings;
+import dev.locks.jdbc.ConnectorJTuning;
 import dev.locks.jdbc.JdbcLockService;
 import dev.locks.testing.TestDatabase;
 
@@ -43,12 +45,19 @@ final class BenchDatabase implements AutoCloseable {
 
     private final List<String> extraPrefixes = new ArrayList<>();
 
+    /**
+     * Connector/J's settings for every contender on MySQL/MariaDB: {@code recommended} (the default:
+     * the ones this library's README recommends, {@link ConnectorJTuning#RECOMMENDED}) or
+     * {@code defaults} (the driver's own).
+     */
+    static final String DRIVER_SETTINGS = System.getProperty("locks.bench.driverSettings", "recommended");
+
     BenchDatabase(TestDatabase database) {
         this.database = database;
-        this.poolA = database.newPool(POOL_SIZE);
+        this.poolA = database.newPool(POOL_SIZE, driverProperties(database));
         HikariDataSource b;
         try {
-            b = database.newPool(POOL_SIZE);
+            b = database.newPool(POOL_SIZE, driverProperties(database));
         }
         catch (RuntimeException ex) {
             poolA.close();
@@ -77,11 +86,24 @@ final class BenchDatabase implements AutoCloseable {
         return poolB;
     }
 
-    /** @return product and version, e.g. "MariaDB 10.11.11" */
+    /** @return the driver settings every contender's pools get on {@code database} */
+    static Map<String, String> driverProperties(TestDatabase database) {
+        if (database != TestDatabase.MYSQL || DRIVER_SETTINGS.equals("defaults")) {
+            return Map.of();
+        }
+        if (!DRIVER_SETTINGS.equals("recommended")) {
+            throw new IllegalArgumentException("locks.bench.driverSettings is 'recommended' or 'defaults', not '"
+                    + DRIVER_SETTINGS + "'");
+        }
+        return ConnectorJTuning.RECOMMENDED;
+    }
+
+    /** @return product and version, e.g. "MariaDB 10.11.11", and on MySQL/MariaDB the driver settings */
     String describe() {
         try (Connection c = poolA.getConnection()) {
             DatabaseMetaData meta = c.getMetaData();
-            return meta.getDatabaseProductName() + " " + meta.getDatabaseProductVersion();
+            String settings = database == TestDatabase.MYSQL ? ", Connector/J " + DRIVER_SETTINGS : "";
+            return meta.getDatabaseProductName() + " " + meta.getDatabaseProductVersion() + settings;
         }
         catch (SQLException ex) {
             return database.id();

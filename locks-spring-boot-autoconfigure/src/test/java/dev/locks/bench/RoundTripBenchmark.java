@@ -58,7 +58,7 @@ class RoundTripBenchmark {
             Map<String, Integer> onTheWire = new LinkedHashMap<>();
             if (database == TestDatabase.MYSQL) {
                 // one connection, so that the session's counter sees every statement of every contender
-                try (HikariDataSource single = database.newPool(1)) {
+                try (HikariDataSource single = database.newPool(1, BenchDatabase.driverProperties(database))) {
                     onTheWire = measure(db, single, op -> {
                         long before = questions(single);
                         op.run();

@@ -3,6 +3,7 @@ package dev.locks.jdbc;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -43,10 +44,15 @@ abstract class LockServiceContract {
         return null;
     }
 
+    /** @return the driver settings of every pool, as data source properties */
+    protected Map<String, String> driverProperties() {
+        return Map.of();
+    }
+
     @BeforeAll
     void createSchema() {
         prefix = TestDatabase.uniquePrefix();
-        mainPool = database().newPool(16);
+        mainPool = database().newPool(16, driverProperties());
         JdbcLockService.builder(mainPool).tablePrefix(prefix).createSchema(true).build().close();
     }
 
@@ -74,14 +80,14 @@ abstract class LockServiceContract {
 
     /** A service standing for another node: its own pool, its own node id. */
     protected JdbcLockService newNode(String nodeId) {
-        HikariDataSource pool = database().newPool(8);
+        HikariDataSource pool = database().newPool(8, driverProperties());
         toClose.add(pool);
         return node(nodeId, pool);
     }
 
     /** A pool closed after the test. */
     protected HikariDataSource newPool(int size) {
-        HikariDataSource pool = database().newPool(size);
+        HikariDataSource pool = database().newPool(size, driverProperties());
         toClose.add(pool);
         return pool;
     }

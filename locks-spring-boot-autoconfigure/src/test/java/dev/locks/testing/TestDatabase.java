@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.Statement;
 import java.util.Arrays;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -58,8 +59,20 @@ public enum TestDatabase {
      * @return the pool; close it after the test
      */
     public HikariDataSource newPool(int poolSize) {
+        return newPool(poolSize, Map.of());
+    }
+
+    /**
+     * A fresh pool standing for one node, its driver given {@code driverProperties}.
+     *
+     * @param poolSize connections
+     * @param driverProperties the driver's settings, as the pool's data source properties
+     * @return the pool; close it after the test
+     */
+    public HikariDataSource newPool(int poolSize, Map<String, String> driverProperties) {
         Coordinates c = coordinates();
         HikariConfig config = new HikariConfig();
+        driverProperties.forEach(config::addDataSourceProperty);
         config.setJdbcUrl(c.url);
         config.setUsername(c.user);
         config.setPassword(c.password);

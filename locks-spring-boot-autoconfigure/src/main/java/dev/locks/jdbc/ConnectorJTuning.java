@@ -1,0 +1,88 @@
+package dev.locks.jdbc;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import com.mysql.cj.conf.PropertySet;
+import com.mysql.cj.jdbc.JdbcConnection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.util.ClassUtils;
+
+/**
+ * The MySQL Connector/J settings under which the server keeps the lock store's statements prepared.
+ * By default Connector/J sends every execution as text, which MariaDB and MySQL parse again each
+ * time: a grant is a statement of two to three kilobytes, and on MariaDB parsing it was a fifth of
+ * the server's work for the grant (BENCHMARKS.md, tenth pass). The store cannot change a pool's driver settings, so it says which are
+ * missing, once, when it detects its dialect.
+ */
+public final class ConnectorJTuning {
+
+    private static final Logger log = LoggerFactory.getLogger(ConnectorJTuning.class);
+
+    /**
+     * The settings, as JDBC URL parameters or a pool's data source properties. The SQL limit holds a
+     * grant of several paths twenty levels deep; the cache size every statement shape of a busy
+     * service (HikariCP recommends the same size, and a 2,048-character limit that would leave out
+     * most grants). Put them on the JDBC URL, or give them to HikariCP with
+     * {@code HikariConfig.addDataSourceProperty}.
+     */
+    public static final Map<String, String> RECOMMENDED = recommended();
+
+    private static final boolean PRESENT = ClassUtils.isPresent("com.mysql.cj.jdbc.JdbcConnection",
+            ConnectorJTuning.class.getClassLoader());
+
+    private ConnectorJTuning() {
+    }
+
+    /**
+     * The recommended settings that {@code connection} lacks, as {@code name=value}; none when the
+     * connection is not Connector/J's.
+     */
+    static List<String> missing(Connection connection) throws SQLException {
+        if (!PRESENT || !connection.isWrapperFor(JdbcConnection.class)) {
+            return List.of();
+        }
+        PropertySet properties = connection.unwrap(JdbcConnection.class).getPropertySet();
+        List<String> missing = new ArrayList<>();
+        for (Map.Entry<String, String> setting : RECOMMENDED.entrySet()) {
+            Object value = properties.getProperty(setting.getKey()).getValue();
+            boolean enough = value instanceof Integer number ? number >= Integer.parseInt(setting.getValue())
+                    : String.valueOf(value).equals(setting.getValue());
+            if (!enough) {
+                missing.add(setting.getKey() + "=" + setting.getValue());
+            }
+        }
+        return missing;
+    }
+
+    /** Says at INFO which recommended settings {@code connection} lacks, if it is Connector/J's. */
+    static void adviseOn(Connection connection) {
+        try {
+            List<String> missing = missing(connection);
+            if (!missing.isEmpty()) {
+                log.info("The lock store's statements are parsed again by the server on every execution: Connector/J"
+                        + " runs without {}. Add {} to the JDBC URL (or to the pool's data source properties) for"
+                        + " acquires and releases that take about a quarter less time (README, 'MySQL and MariaDB').",
+                        String.join(", ", missing), String.join("&", missing));
+            }
+        }
+        catch (SQLException | RuntimeException ex) {
+            log.debug("Could not read Connector/J's settings", ex);
+        }
+    }
+
+    private static Map<String, String> recommended() {
+        Map<String, String> settings = new LinkedHashMap<>();
+        settings.put("useServerPrepStmts", "true");
+        settings.put("cachePrepStmts", "true");
+        settings.put("prepStmtCacheSqlLimit", "8192");
+        settings.put("prepStmtCacheSize", "250");
+        return Collections.unmodifiableMap(settings);
+    }
+}

@@ -10,20 +10,15 @@ import java.util.Map;
 
 import com.mysql.cj.conf.PropertySet;
 import com.mysql.cj.jdbc.JdbcConnection;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.util.ClassUtils;
 
 /**
  * The MySQL Connector/J settings under which the server keeps the lock store's statements prepared.
  * By default Connector/J sends every execution as text, which MariaDB and MySQL parse again each
  * time: a grant is a statement of two to three kilobytes, and on MariaDB parsing it was a fifth of
- * the server's work for the grant (BENCHMARKS.md, tenth pass). The store cannot change a pool's driver settings, so it says which are
- * missing, once, when it detects its dialect.
+ * the server's work for the grant (BENCHMARKS.md, tenth pass).
  */
 public final class ConnectorJTuning {
-
-    private static final Logger log = LoggerFactory.getLogger(ConnectorJTuning.class);
 
     /**
      * The settings, as JDBC URL parameters or a pool's data source properties. The SQL limit holds a
@@ -61,21 +56,6 @@ public final class ConnectorJTuning {
         return missing;
     }
 
-    /** Says at INFO which recommended settings {@code connection} lacks, if it is Connector/J's. */
-    static void adviseOn(Connection connection) {
-        try {
-            List<String> missing = missing(connection);
-            if (!missing.isEmpty()) {
-                log.info("The lock store's statements are parsed again by the server on every execution: Connector/J"
-                        + " runs without {}. Add {} to the JDBC URL (or to the pool's data source properties) for"
-                        + " acquires and releases that take about a quarter less time (README, 'MySQL and MariaDB').",
-                        String.join(", ", missing), String.join("&", missing));
-            }
-        }
-        catch (SQLException | RuntimeException ex) {
-            log.debug("Could not read Connector/J's settings", ex);
-        }
-    }
 
     private static Map<String, String> recommended() {
         Map<String, String> settings = new LinkedHashMap<>();

@@ -14,6 +14,22 @@ import java.util.List;
  */
 public class H2Dialect extends SqlDialect {
 
+    /** Enough parsed statements per session for every statement shape of an acquire and a release. */
+    static final int QUERY_CACHE_SIZE = 64;
+
+    @Override
+    String tuningAdvice(Connection connection) throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement(
+                "SELECT SETTING_VALUE FROM INFORMATION_SCHEMA.SETTINGS WHERE SETTING_NAME = 'QUERY_CACHE_SIZE'");
+                ResultSet rs = ps.executeQuery()) {
+            if (!rs.next() || Integer.parseInt(rs.getString(1)) >= QUERY_CACHE_SIZE) {
+                return null;
+            }
+            return "H2 keeps " + rs.getString(1) + " parsed statements per session and parses the lock store's again"
+                    + " as they fall out: add ;QUERY_CACHE_SIZE=" + QUERY_CACHE_SIZE + " to the JDBC URL (README, 'Storage').";
+        }
+    }
+
     @Override
     public String name() {
         return "h2";

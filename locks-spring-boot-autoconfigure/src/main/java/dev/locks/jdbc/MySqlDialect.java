@@ -28,6 +28,16 @@ public class MySqlDialect extends SqlDialect {
     private final KnownNodes knownNodes = new KnownNodes();
 
     @Override
+    String tuningAdvice(Connection connection) throws SQLException {
+        List<String> missing = ConnectorJTuning.missing(connection);
+        return missing.isEmpty() ? null
+                : "The server parses the lock store's statements again on every execution: Connector/J runs without "
+                        + String.join(", ", missing) + ". Add " + String.join("&", missing)
+                        + " to the JDBC URL (or to the pool's data source properties) so that each connection prepares"
+                        + " a statement once (README, 'Configuration').";
+    }
+
+    @Override
     public String name() {
         return "mysql";
     }

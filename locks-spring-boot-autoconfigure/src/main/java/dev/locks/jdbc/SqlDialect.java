@@ -18,6 +18,9 @@ import java.util.Locale;
 
 import javax.sql.DataSource;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import dev.locks.LockKind;
 
 /**
@@ -26,6 +29,8 @@ import dev.locks.LockKind;
  * {@link PathConflictQuery} and {@link LeaseRenewal}. One subclass per database.
  */
 public abstract class SqlDialect {
+
+    private static final Logger log = LoggerFactory.getLogger(SqlDialect.class);
 
     /** One key to lock while a grant is checked and written. */
     record NodeLock(byte[] key, boolean exclusive) {
@@ -295,8 +300,7 @@ public abstract class SqlDialect {
     }
 
     /**
-     * Picks the dialect from the connection's metadata. On MySQL and MariaDB it also says, at INFO,
-     * which Connector/J settings would let the server keep the store's statements prepared.
+     * Picks the dialect from the connection's metadata, and logs its {@link #tuningAdvice} at INFO.
      *
      * @param dataSource the lock store's DataSource
      * @return the dialect
@@ -306,22 +310,54 @@ public abstract class SqlDialect {
         try (Connection connection = dataSource.getConnection()) {
             DatabaseMetaData meta = connection.getMetaData();
             String product = meta.getDatabaseProductName().toLowerCase(Locale.ROOT);
-            boolean mariaDb = product.contains("mariadb") || meta.getDatabaseProductVersion().contains("MariaDB");
-            if (mariaDb || product.contains("mysql")) {
-                ConnectorJTuning.adviseOn(connection);
-                return mariaDb ? new MariaDbDialect() : new MySqlDialect();
+            SqlDialect dialect = of(product, meta.getDatabaseProductVersion());
+            if (dialect == null) {
+                throw new IllegalStateException("The locks library supports MySQL/MariaDB, PostgreSQL and H2, not '"
+                        + meta.getDatabaseProductName() + "'");
             }
-            if (product.contains("postgresql")) {
-                return new PostgresDialect();
-            }
-            if (product.contains("h2")) {
-                return new H2Dialect();
-            }
-            throw new IllegalStateException("The locks library supports MySQL/MariaDB, PostgreSQL and H2, not '"
-                    + meta.getDatabaseProductName() + "'");
+            dialect.adviseOn(connection);
+            return dialect;
         }
         catch (SQLException ex) {
             throw new IllegalStateException("Cannot connect to detect the lock store's database: " + ex.getMessage(), ex);
+        }
+    }
+
+    private static SqlDialect of(String product, String version) {
+        if (product.contains("mariadb") || version.contains("MariaDB")) {
+            return new MariaDbDialect();
+        }
+        if (product.contains("mysql")) {
+            return new MySqlDialect();
+        }
+        if (product.contains("postgresql")) {
+            return new PostgresDialect();
+        }
+        return product.contains("h2") ? new H2Dialect() : null;
+    }
+
+    /**
+     * What a connection's driver or database settings cost the store, and how to change them: a
+     * sentence for the log, or null when nothing needs changing. The store cannot change a pool's
+     * settings itself, so it says so once, when it detects its dialect.
+     *
+     * @param connection a connection of the lock store's pool
+     * @return the advice, or null
+     * @throws SQLException if the settings cannot be read
+     */
+    String tuningAdvice(Connection connection) throws SQLException {
+        return null;
+    }
+
+    private void adviseOn(Connection connection) {
+        try {
+            String advice = tuningAdvice(connection);
+            if (advice != null) {
+                log.info(advice);
+            }
+        }
+        catch (SQLException | RuntimeException ex) {
+            log.debug("Could not read the lock store's driver settings", ex);
         }
     }
 

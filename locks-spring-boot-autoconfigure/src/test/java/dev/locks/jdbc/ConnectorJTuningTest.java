@@ -50,6 +50,23 @@ class ConnectorJTuningTest {
     }
 
     @Test
+    void theMySqlDialectsAdviceNamesTheMissingSettingsAsUrlParameters() throws Exception {
+        Map<String, String> settings = new HashMap<>(ConnectorJTuning.RECOMMENDED);
+        settings.remove("useServerPrepStmts");
+        try (HikariDataSource pool = TestDatabase.MYSQL.newPool(1, settings); Connection connection = pool.getConnection()) {
+            assertThat(new MariaDbDialect().tuningAdvice(connection)).contains("Add useServerPrepStmts=true to the JDBC URL");
+        }
+    }
+
+    @Test
+    void theMySqlDialectHasNoAdviceForAPoolWithTheRecommendedSettings() throws Exception {
+        try (HikariDataSource pool = TestDatabase.MYSQL.newPool(1, ConnectorJTuning.RECOMMENDED);
+                Connection connection = pool.getConnection()) {
+            assertThat(new MariaDbDialect().tuningAdvice(connection)).isNull();
+        }
+    }
+
+    @Test
     void aConnectionOfAnotherDriverLacksNothing() throws Exception {
         try (HikariDataSource pool = TestDatabase.H2.newPool(1); Connection connection = pool.getConnection()) {
             assertThat(ConnectorJTuning.missing(connection)).isEmpty();
@@ -57,14 +74,16 @@ class ConnectorJTuningTest {
     }
 
     @Test
-    void withTheRecommendedSettingsADeepTwoPathGrantIsPreparedOnlyTheFirstTime() throws Exception {
+    void withTheRecommendedSettingsATwoPathGrantTwentyLevelsDeepIsPreparedOnlyTheFirstTime() throws Exception {
         String prefix = TestDatabase.uniquePrefix();
         // one connection, so that the session's counter sees every statement of the store
         try (HikariDataSource pool = TestDatabase.MYSQL.newPool(1, ConnectorJTuning.RECOMMENDED)) {
             JdbcLockService.builder(pool).tablePrefix(prefix).createSchema(true).build().close();
             try (JdbcLockService locks = JdbcLockService.builder(pool).tablePrefix(prefix)
                     .settings(LockSettings.builder().nodeId("tuning").purgeInterval(null).build()).build()) {
-                String deep = "/" + String.join("/", List.of("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"));
+                // eighteen levels, and two more below each: twenty
+                String deep = "/" + String.join("/", List.of("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l",
+                        "m", "n", "o", "p", "q", "r"));
                 lockTwoPathsAndRelease(locks, deep);
                 long before = preparedStatements(pool);
 

@@ -166,7 +166,11 @@ class RoundTripTest {
                 Thread.sleep(10);
             }
             assertThat(counting.listenerStatements()).as("the listener's LISTEN and probe").isEqualTo(listen);
-            assertThat(counting.operationStatements()).as("statements before any lock").isZero();
+            // detecting the dialect reads H2's query cache setting with a query (Connector/J's settings are
+            // read from the connection object)
+            int detection = database == TestDatabase.H2 && dialect == null ? 1 : 0;
+            assertThat(counting.operationStatements()).as("statements before any lock").isEqualTo(detection);
+            counting.reset();
         }
 
         @BeforeEach

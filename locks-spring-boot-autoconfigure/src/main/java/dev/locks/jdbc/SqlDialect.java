@@ -356,7 +356,8 @@ public abstract class SqlDialect {
                 log.info(advice);
             }
         }
-        catch (SQLException | RuntimeException ex) {
+        // advice must never stop a start: a driver of another version may lack what it reads
+        catch (SQLException | RuntimeException | LinkageError ex) {
             log.debug("Could not read the lock store's driver settings", ex);
         }
     }

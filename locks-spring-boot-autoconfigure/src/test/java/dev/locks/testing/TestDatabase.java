@@ -117,7 +117,8 @@ public enum TestDatabase {
 
     private Coordinates coordinates() {
         if (this == H2) {
-            return new Coordinates("jdbc:h2:mem:locks-tests;DB_CLOSE_DELAY=-1", "sa", "");
+            // the query cache the README recommends for the lock store's statements
+            return new Coordinates("jdbc:h2:mem:locks-tests;DB_CLOSE_DELAY=-1;QUERY_CACHE_SIZE=64", "sa", "");
         }
         String url = System.getenv(envPrefix + "_URL");
         if (url != null && !url.isBlank()) {

@@ -57,8 +57,24 @@ final class LeaseRenewal {
         return renewed;
     }
 
+    /**
+     * How many grant ids a chunk's statements take: the chunk's size rounded up to a power of two,
+     * at most {@link #CHUNK}, the last id repeated in the slots left over ({@code IN} counts a row
+     * once). So renewals use ten statement shapes, not one per chunk size, and a driver that keeps
+     * statements prepared on the server (Connector/J with {@code cachePrepStmts}) keeps ten,
+     * instead of filling its cache, the heap and the server's {@code max_prepared_stmt_count} with
+     * statements of hundreds of parameters that are seldom used again.
+     */
+    static int slots(int size) {
+        int slots = 1;
+        while (slots < size) {
+            slots <<= 1;
+        }
+        return Math.min(slots, CHUNK);
+    }
+
     private Map<String, Instant> renewChunk(List<Grant> chunk, Duration lease) {
-        int n = chunk.size();
+        int n = slots(chunk.size());
         String trip = dialect.renewalTrip(lockRows(n), until -> extendLeases(n, until));
         if (trip != null) {
             // null where the pool's connections are not in auto-commit, which the trip needs
@@ -105,7 +121,7 @@ final class LeaseRenewal {
 
     private Map<String, Instant> renewInTransaction(Connection connection, List<Grant> chunk, Duration lease)
             throws SQLException {
-        try (PreparedStatement ps = connection.prepareStatement(lockRows(chunk.size()))) {
+        try (PreparedStatement ps = connection.prepareStatement(lockRows(slots(chunk.size())))) {
             bindIds(ps, 1, chunk);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -116,7 +132,7 @@ final class LeaseRenewal {
         Instant now = dialect.currentTime(connection).truncatedTo(ChronoUnit.MICROS);
         Instant until = now.plus(lease).truncatedTo(ChronoUnit.MICROS);
         int updated;
-        try (PreparedStatement ps = connection.prepareStatement(extendLeases(chunk.size(), "?"))) {
+        try (PreparedStatement ps = connection.prepareStatement(extendLeases(slots(chunk.size()), "?"))) {
             dialect.setTime(ps, 1, until);
             bindIds(ps, 2, chunk);
             updated = ps.executeUpdate();
@@ -137,7 +153,7 @@ final class LeaseRenewal {
             return renewed;
         }
         try (PreparedStatement ps = connection.prepareStatement("SELECT DISTINCT grant_id FROM " + tables.held()
-                + " WHERE grant_id IN (" + SqlDialect.placeholders(chunk.size()) + ") AND expires_at = ?")) {
+                + " WHERE grant_id IN (" + SqlDialect.placeholders(slots(chunk.size())) + ") AND expires_at = ?")) {
             int i = bindIds(ps, 1, chunk);
             dialect.setTime(ps, i, until);
             try (ResultSet rs = ps.executeQuery()) {
@@ -165,10 +181,16 @@ final class LeaseRenewal {
                 + SqlDialect.placeholders(n) + ") AND expires_at > " + dialect.now();
     }
 
+    /** Binds the ids of {@code chunk} into its {@link #slots}; returns the next index. */
     private static int bindIds(PreparedStatement ps, int index, List<Grant> chunk) throws SQLException {
+        int i = index;
         for (Grant grant : chunk) {
-            ps.setString(index++, grant.grantId());
+            ps.setString(i++, grant.grantId());
         }
-        return index;
+        String last = chunk.get(chunk.size() - 1).grantId();
+        for (int slot = chunk.size(); slot < slots(chunk.size()); slot++) {
+            ps.setString(i++, last);
+        }
+        return i;
     }
 }

@@ -112,6 +112,21 @@ abstract class LeaseContract extends LockServiceContract {
     }
 
     @Test
+    void aBatchRenewalOfThreeGrantsInFourSlotsRenewsEachLiveOneAndNotTheLapsedOne() {
+        LockHandle first = tryX("/slots/first").orElseThrow();
+        LockHandle lapsed = locks.tryAcquire(x("/slots/lapsed").lease(Duration.ofMillis(300)).build()).orElseThrow();
+        LockHandle last = tryX("/slots/last").orElseThrow();
+        sleep(Duration.ofMillis(600));
+
+        Map<String, Instant> renewed = locks.store().renew(List.of(grantOf(first), grantOf(lapsed), grantOf(last)),
+                Duration.ofSeconds(60));
+
+        assertThat(renewed).containsOnlyKeys(grantOf(first).grantId(), grantOf(last).grantId());
+        first.release();
+        last.release();
+    }
+
+    @Test
     void aBatchRenewalOfMoreGrantsThanOneChunkRenewsEveryOne() {
         List<LockHandle> handles = new ArrayList<>();
         List<Grant> grants = new ArrayList<>();

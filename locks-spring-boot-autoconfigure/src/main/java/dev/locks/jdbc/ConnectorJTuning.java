@@ -22,7 +22,7 @@ public final class ConnectorJTuning {
 
     /**
      * The settings, as JDBC URL parameters or a pool's data source properties. The SQL limit holds a
-     * grant of several paths twenty levels deep; the cache size every statement shape of a busy
+     * grant of two paths twenty levels deep; the cache size every statement shape of a busy
      * service (HikariCP recommends the same size, and a 2,048-character limit that would leave out
      * most grants). Put them on the JDBC URL, or give them to HikariCP with
      * {@code HikariConfig.addDataSourceProperty}.
@@ -55,7 +55,6 @@ public final class ConnectorJTuning {
         }
         return missing;
     }
-
 
     private static Map<String, String> recommended() {
         Map<String, String> settings = new LinkedHashMap<>();

@@ -60,8 +60,8 @@ final class LeaseRenewal {
     /**
      * How many grant ids a chunk's statements take: the chunk's size rounded up to a power of two,
      * at most {@link #CHUNK}, the last id repeated in the slots left over ({@code IN} counts a row
-     * once). So renewals use ten statement shapes, not one per chunk size, and a driver that keeps
-     * statements prepared on the server (Connector/J with {@code cachePrepStmts}) keeps ten,
+     * once). So each renewal statement comes in ten sizes, not one per chunk size, and a driver that
+     * keeps statements prepared on the server (Connector/J with {@code cachePrepStmts}) keeps ten of each,
      * instead of filling its cache, the heap and the server's {@code max_prepared_stmt_count} with
      * statements of hundreds of parameters that are seldom used again.
      */
@@ -121,7 +121,8 @@ final class LeaseRenewal {
 
     private Map<String, Instant> renewInTransaction(Connection connection, List<Grant> chunk, Duration lease)
             throws SQLException {
-        try (PreparedStatement ps = connection.prepareStatement(lockRows(slots(chunk.size())))) {
+        int n = slots(chunk.size());
+        try (PreparedStatement ps = connection.prepareStatement(lockRows(n))) {
             bindIds(ps, 1, chunk);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -132,7 +133,7 @@ final class LeaseRenewal {
         Instant now = dialect.currentTime(connection).truncatedTo(ChronoUnit.MICROS);
         Instant until = now.plus(lease).truncatedTo(ChronoUnit.MICROS);
         int updated;
-        try (PreparedStatement ps = connection.prepareStatement(extendLeases(slots(chunk.size()), "?"))) {
+        try (PreparedStatement ps = connection.prepareStatement(extendLeases(n, "?"))) {
             dialect.setTime(ps, 1, until);
             bindIds(ps, 2, chunk);
             updated = ps.executeUpdate();

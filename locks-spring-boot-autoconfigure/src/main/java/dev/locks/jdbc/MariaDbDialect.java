@@ -11,8 +11,9 @@ import java.util.function.UnaryOperator;
  * statement ({@code BEGIN NOT ATOMIC ... END}), which MySQL lacks. The block opens its own READ
  * COMMITTED transaction, creates and locks the node rows, reads the clock once the locks are held,
  * inserts unless something conflicts, and commits; six to eight statements of the MySQL protocol
- * become one (MariaDB 10.1.1 and later; a block prepares on the server too, so
- * {@code useServerPrepStmts} makes no difference).
+ * become one (MariaDB 10.1.1 and later). The block is a few kilobytes of SQL: with Connector/J's
+ * defaults the server parses it on every grant, with {@link ConnectorJTuning#RECOMMENDED} once per
+ * connection and shape.
  */
 public class MariaDbDialect extends MySqlDialect {
 

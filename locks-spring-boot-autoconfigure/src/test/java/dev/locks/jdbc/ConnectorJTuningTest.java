@@ -84,6 +84,7 @@ class ConnectorJTuningTest {
                 // eighteen levels, and two more below each: twenty
                 String deep = "/" + String.join("/", List.of("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l",
                         "m", "n", "o", "p", "q", "r"));
+                long start = preparedStatements(pool);
                 lockTwoPathsAndRelease(locks, deep);
                 long before = preparedStatements(pool);
 
@@ -91,6 +92,7 @@ class ConnectorJTuningTest {
                     lockTwoPathsAndRelease(locks, deep);
                 }
 
+                assertThat(before - start).as("the first grant and release prepared on the server").isPositive();
                 assertThat(preparedStatements(pool) - before).isZero();
             }
             finally {

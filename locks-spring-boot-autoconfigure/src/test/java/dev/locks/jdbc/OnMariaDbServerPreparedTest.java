@@ -90,4 +90,17 @@ class OnMariaDbServerPreparedTest {
             return ConnectorJTuning.RECOMMENDED;
         }
     }
+
+    @Nested
+    class RowLockWaits extends RowLockWaitContract {
+        @Override
+        protected TestDatabase database() {
+            return TestDatabase.MYSQL;
+        }
+
+        @Override
+        protected Map<String, String> driverProperties() {
+            return ConnectorJTuning.RECOMMENDED;
+        }
+    }
 }

@@ -78,7 +78,7 @@ final class SqlTextScanner {
             "releaseSql(Duration.ZERO)", "releaseSql(keepFor)", "notifyingRelease()",
             "dialect.blockThen(busyAt(request,dialect.blockClock()))", "busyAt(request,\"c.now\")", "busyAt(request,dialect.blockClock())",
             "conflicts.permitLimit(clock)", "dialect.blockClosing()", "dialect.pipelinedEnd()", "dialect.blockTimes()",
-            "lockRows(n)", "lockRows(chunk.size())", "extendLeases(chunk.size(),\"?\")", "plusMicros(now())",
+            "lockRows(n)", "extendLeases(n,\"?\")", "plusMicros(now())",
             "plusMicros(\"clock_timestamp()\")", "extendLeases.apply(\"renew_until\")",
             "extendLeases.apply(\"(SELECT until FROM c)\")", "dialect.renewalTrip(lockRows(n),until->extendLeases(n,until))",
             "clock(now)");

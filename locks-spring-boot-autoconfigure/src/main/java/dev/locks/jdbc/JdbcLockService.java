@@ -131,9 +131,13 @@ public class JdbcLockService extends DefaultLockService {
             return this;
         }
 
-        /** @return the service, with its schema created if asked */
+        /**
+         * @return the service, with its schema created if asked; what the pool's driver or database
+         *         settings cost it is logged once at INFO ({@link SqlDialect#tuningAdvice})
+         */
         public JdbcLockService build() {
             SqlDialect d = dialect != null ? dialect : SqlDialect.detect(dataSource);
+            d.adviseOn(dataSource);
             JdbcLockStore store = new JdbcLockStore(dataSource, d, tablePrefix);
             store.setReleaseNotifications(releaseNotifications);
             store.setDurableReleases(durableReleases);

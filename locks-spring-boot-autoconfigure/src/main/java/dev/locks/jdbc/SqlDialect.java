@@ -300,7 +300,7 @@ public abstract class SqlDialect {
     }
 
     /**
-     * Picks the dialect from the connection's metadata, and logs its {@link #tuningAdvice} at INFO.
+     * Picks the dialect from the connection's metadata.
      *
      * @param dataSource the lock store's DataSource
      * @return the dialect
@@ -315,7 +315,6 @@ public abstract class SqlDialect {
                 throw new IllegalStateException("The locks library supports MySQL/MariaDB, PostgreSQL and H2, not '"
                         + meta.getDatabaseProductName() + "'");
             }
-            dialect.adviseOn(connection);
             return dialect;
         }
         catch (SQLException ex) {
@@ -339,7 +338,7 @@ public abstract class SqlDialect {
     /**
      * What a connection's driver or database settings cost the store, and how to change them: a
      * sentence for the log, or null when nothing needs changing. The store cannot change a pool's
-     * settings itself, so it says so once, when it detects its dialect.
+     * settings itself, so the lock service says so once, when it is built ({@link #adviseOn}).
      *
      * @param connection a connection of the lock store's pool
      * @return the advice, or null
@@ -349,14 +348,16 @@ public abstract class SqlDialect {
         return null;
     }
 
-    private void adviseOn(Connection connection) {
-        try {
+    /** Logs the {@link #tuningAdvice} for {@code dataSource}'s connections at INFO, if there is any. */
+    void adviseOn(DataSource dataSource) {
+        try (Connection connection = dataSource.getConnection()) {
             String advice = tuningAdvice(connection);
             if (advice != null) {
                 log.info(advice);
             }
         }
-        // advice must never stop a start: a driver of another version may lack what it reads
+        // advice must never stop a start: the database may be down yet, or a driver of another
+        // version may lack what it reads
         catch (SQLException | RuntimeException | LinkageError ex) {
             log.debug("Could not read the lock store's driver settings", ex);
         }

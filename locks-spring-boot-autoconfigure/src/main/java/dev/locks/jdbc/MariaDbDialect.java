@@ -9,9 +9,9 @@ import java.util.function.UnaryOperator;
 /**
  * MariaDB: InnoDB like MySQL, and a whole grant in one round trip as an anonymous compound
  * statement ({@code BEGIN NOT ATOMIC ... END}), which MySQL lacks. The block opens its own READ
- * COMMITTED transaction, creates and locks the node rows, reads the clock once the locks are held,
- * inserts unless something conflicts, and commits; six to eight statements of the MySQL protocol
- * become one (MariaDB 10.1.1 and later). The block is a few kilobytes of SQL: with Connector/J's
+ * COMMITTED transaction, locks the node rows by inserting them, reads the clock once the locks are
+ * held, inserts unless something conflicts, and commits; six to eight statements of the MySQL
+ * protocol become one (MariaDB 10.1.1 and later). The block is a few kilobytes of SQL: with Connector/J's
  * defaults the server parses it on every grant, with {@link ConnectorJTuning#RECOMMENDED} once per
  * connection and shape.
  */
@@ -23,26 +23,27 @@ public class MariaDbDialect extends MySqlDialect {
     }
 
     /**
-     * Opens the block and its transaction, creates the node rows that are missing (those that exist
-     * are locked by the inserts: shared by {@code INSERT IGNORE}, exclusive by {@code ON DUPLICATE
-     * KEY UPDATE}, so nothing is upgraded later), locks them all again as the MySQL protocol does,
-     * releases the grant of a hand-off, reads the clock, and ends by opening the count of conflicts.
-     * Bound by {@link #bindBlockOpening}.
+     * Opens the block and its transaction, locks the node rows by inserting them, releases the grant
+     * of a hand-off, reads the clock, and ends by opening the count of conflicts. An insert creates
+     * a missing row, which it holds exclusive; a row that exists it locks as the duplicate it finds,
+     * shared by {@code INSERT IGNORE} and exclusive by {@code ON DUPLICATE KEY UPDATE}, until the
+     * commit (READ COMMITTED releases only the rows a scan skips). So the inserts alone hold every
+     * lock the grant needs, in path order, and nothing is upgraded later. A {@code SELECT ... FOR
+     * UPDATE} after them, as the MySQL protocol sends where it knows the rows exist, would lock
+     * nothing new; it cost two statements of the block. Bound by {@link #bindBlockOpening}.
      */
     @Override
     String blockOpening(LockTables tables, List<NodeLock> locks, String releasing) {
         int shared = keys(locks, false).size();
         int exclusive = keys(locks, true).size();
         StringBuilder sql = new StringBuilder("BEGIN NOT ATOMIC DECLARE grant_time DATETIME(6);");
-        sql.append(" DECLARE grant_lease BIGINT DEFAULT ?; DECLARE grant_nodes INT; DECLARE grant_conflicts INT;"
+        sql.append(" DECLARE grant_lease BIGINT DEFAULT ?; DECLARE grant_conflicts INT;"
                 + " DECLARE grant_released INT DEFAULT 0;");
         sql.append(" SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION;");
         if (shared > 0) {
             sql.append(' ').append(createNodes(tables, shared, false)).append(';');
-            sql.append(" SELECT COUNT(*) INTO grant_nodes").append(lockedNodes(tables, shared, false)).append(';');
         }
         sql.append(' ').append(createNodes(tables, exclusive, true)).append(';');
-        sql.append(" SELECT COUNT(*) INTO grant_nodes").append(lockedNodes(tables, exclusive, true)).append(';');
         if (releasing != null) {
             sql.append(' ').append(releasing).append("; SET grant_released = ROW_COUNT();");
         }
@@ -55,17 +56,11 @@ public class MariaDbDialect extends MySqlDialect {
     int bindBlockOpening(PreparedStatement ps, int index, Duration lease, List<NodeLock> locks) throws SQLException {
         int i = index;
         ps.setLong(i++, lease.toNanos() / 1000);
-        List<byte[]> shared = keys(locks, false);
-        for (int pass = 0; pass < 2; pass++) {
-            for (byte[] key : shared) {
-                ps.setBytes(i++, key);
-            }
+        for (byte[] key : keys(locks, false)) {
+            ps.setBytes(i++, key);
         }
-        List<byte[]> exclusive = keys(locks, true);
-        for (int pass = 0; pass < 2; pass++) {
-            for (byte[] key : exclusive) {
-                ps.setBytes(i++, key);
-            }
+        for (byte[] key : keys(locks, true)) {
+            ps.setBytes(i++, key);
         }
         return i;
     }

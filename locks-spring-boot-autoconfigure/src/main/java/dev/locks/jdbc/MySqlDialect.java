@@ -121,7 +121,7 @@ public class MySqlDialect extends SqlDialect {
     }
 
     /** {@code FROM} the node rows of {@code n} keys, locked shared or exclusive; the keys are its parameters. */
-    static String lockedNodes(LockTables tables, int n, boolean exclusive) {
+    private static String lockedNodes(LockTables tables, int n, boolean exclusive) {
         return " FROM " + tables.node() + " WHERE lock_key IN (" + placeholders(n) + ")"
                 + (exclusive ? " FOR UPDATE" : " LOCK IN SHARE MODE");
     }

@@ -28,9 +28,10 @@ public class MariaDbDialect extends MySqlDialect {
      * a missing row, which it holds exclusive; a row that exists it locks as the duplicate it finds,
      * shared by {@code INSERT IGNORE} and exclusive by {@code ON DUPLICATE KEY UPDATE}, until the
      * commit (READ COMMITTED releases only the rows a scan skips). So the inserts alone hold every
-     * lock the grant needs, in path order, and nothing is upgraded later. A {@code SELECT ... FOR
-     * UPDATE} after them, as the MySQL protocol sends where it knows the rows exist, would lock
-     * nothing new; it cost two statements of the block. Bound by {@link #bindBlockOpening}.
+     * lock the grant needs, the ancestors' rows before the paths' as the MySQL protocol takes them,
+     * and nothing is upgraded later. A {@code SELECT ... FOR UPDATE} after them, as the MySQL
+     * protocol sends where it knows the rows exist, would lock nothing new; it cost two statements of
+     * the block. Bound by {@link #bindBlockOpening}.
      */
     @Override
     String blockOpening(LockTables tables, List<NodeLock> locks, String releasing) {

@@ -16,10 +16,12 @@ import java.util.List;
 
 /**
  * MySQL and MariaDB (InnoDB). Conflicting acquisitions are serialised by row locks on a node table:
- * {@code LOCK IN SHARE MODE} on the ancestors, {@code FOR UPDATE} on the requested paths, so that
- * requests on sibling paths proceed in parallel. Transactions run at READ COMMITTED (no gap locks,
- * fresh reads). Paths and tenants are {@code VARBINARY}: byte comparison is exact, where
- * {@code utf8mb4_bin} pads trailing spaces on MariaDB. Times are {@code UTC_TIMESTAMP(6)}.
+ * shared on the ancestors, exclusive on the requested paths, so that requests on sibling paths
+ * proceed in parallel. This dialect takes them with {@code LOCK IN SHARE MODE} and {@code FOR
+ * UPDATE}, {@link MariaDbDialect} with the inserts that create the rows. Transactions run at READ
+ * COMMITTED (no gap locks, fresh reads). Paths and tenants are {@code VARBINARY}: byte comparison
+ * is exact, where {@code utf8mb4_bin} pads trailing spaces on MariaDB. Times are
+ * {@code UTC_TIMESTAMP(6)}.
  */
 public class MySqlDialect extends SqlDialect {
 

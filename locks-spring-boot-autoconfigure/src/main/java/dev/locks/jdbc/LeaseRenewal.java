@@ -189,7 +189,7 @@ final class LeaseRenewal {
             ps.setString(i++, grant.grantId());
         }
         String last = chunk.get(chunk.size() - 1).grantId();
-        for (int slot = chunk.size(); slot < slots(chunk.size()); slot++) {
+        for (int slot = chunk.size(), slots = slots(chunk.size()); slot < slots; slot++) {
             ps.setString(i++, last);
         }
         return i;

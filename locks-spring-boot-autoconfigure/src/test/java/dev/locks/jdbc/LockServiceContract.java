@@ -36,17 +36,32 @@ abstract class LockServiceContract {
 
     private final List<AutoCloseable> toClose = new ArrayList<>();
 
-    /** @return the database under test */
-    protected abstract TestDatabase database();
+    /** @return the database under test: by default that of the enclosing class's {@link ContractsOn} */
+    protected TestDatabase database() {
+        ContractsOn target = contractsOn();
+        if (target == null) {
+            throw new IllegalStateException(getClass().getName() + " names no database: override database() or"
+                    + " annotate its enclosing class with @ContractsOn");
+        }
+        return target.value();
+    }
 
     /** @return the dialect the nodes use, or null to detect it from the connection */
     protected SqlDialect dialect() {
-        return null;
+        ContractsOn target = contractsOn();
+        return target == null || target.dialect() == SqlDialect.class ? null
+                : org.springframework.beans.BeanUtils.instantiateClass(target.dialect());
     }
 
     /** @return the driver settings of every pool, as data source properties */
     protected Map<String, String> driverProperties() {
-        return Map.of();
+        ContractsOn target = contractsOn();
+        return target != null && target.serverPrepared() ? ConnectorJTuning.RECOMMENDED : Map.of();
+    }
+
+    private ContractsOn contractsOn() {
+        Class<?> enclosing = getClass().getEnclosingClass();
+        return enclosing != null ? enclosing.getAnnotation(ContractsOn.class) : null;
     }
 
     @BeforeAll

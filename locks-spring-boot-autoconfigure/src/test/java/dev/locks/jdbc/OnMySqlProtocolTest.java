@@ -9,57 +9,22 @@ import dev.locks.testing.TestDatabase;
  * transaction of several statements. Run on the MariaDB test server, which detects as
  * {@link MariaDbDialect} and would otherwise grant in one compound statement.
  */
+@ContractsOn(value = TestDatabase.MYSQL, dialect = MySqlDialect.class)
 class OnMySqlProtocolTest {
 
     @Nested
     class PathSemantics extends PathSemanticsContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.MYSQL;
-        }
-
-        @Override
-        protected SqlDialect dialect() {
-            return new MySqlDialect();
-        }
     }
 
     @Nested
     class Waiting extends WaitingContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.MYSQL;
-        }
-
-        @Override
-        protected SqlDialect dialect() {
-            return new MySqlDialect();
-        }
     }
 
     @Nested
     class HandOffs extends HandOffContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.MYSQL;
-        }
-
-        @Override
-        protected SqlDialect dialect() {
-            return new MySqlDialect();
-        }
     }
 
     @Nested
     class Concurrency extends ConcurrencyContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.MYSQL;
-        }
-
-        @Override
-        protected SqlDialect dialect() {
-            return new MySqlDialect();
-        }
     }
 }

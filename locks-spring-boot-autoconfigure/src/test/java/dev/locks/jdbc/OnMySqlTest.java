@@ -5,63 +5,35 @@ import org.junit.jupiter.api.Nested;
 import dev.locks.testing.TestDatabase;
 
 /** The engine's contract on MariaDB (the MySQL dialect's own run is {@link OnMySqlProtocolTest}). */
+@ContractsOn(TestDatabase.MYSQL)
 class OnMySqlTest {
 
     @Nested
     class PathSemantics extends PathSemanticsContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.MYSQL;
-        }
     }
 
     @Nested
     class Leases extends LeaseContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.MYSQL;
-        }
     }
 
     @Nested
     class Waiting extends WaitingContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.MYSQL;
-        }
     }
 
     @Nested
     class HandOffs extends HandOffContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.MYSQL;
-        }
     }
 
     @Nested
     class Concurrency extends ConcurrencyContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.MYSQL;
-        }
     }
 
     @Nested
     class FairWaiting extends FairWaitingContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.MYSQL;
-        }
     }
 
     @Nested
     class QueryPlans extends QueryPlanContract {
-
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.MYSQL;
-        }
 
         @Override
         protected void fill(java.sql.Statement st, String table, int rows) throws Exception {
@@ -97,9 +69,5 @@ class OnMySqlTest {
 
     @Nested
     class RowLockWaits extends RowLockWaitContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.MYSQL;
-        }
     }
 }

@@ -5,63 +5,35 @@ import org.junit.jupiter.api.Nested;
 import dev.locks.testing.TestDatabase;
 
 /** The engine's contract on PostgreSQL. */
+@ContractsOn(TestDatabase.POSTGRESQL)
 class OnPostgresTest {
 
     @Nested
     class PathSemantics extends PathSemanticsContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.POSTGRESQL;
-        }
     }
 
     @Nested
     class Leases extends LeaseContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.POSTGRESQL;
-        }
     }
 
     @Nested
     class Waiting extends WaitingContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.POSTGRESQL;
-        }
     }
 
     @Nested
     class HandOffs extends HandOffContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.POSTGRESQL;
-        }
     }
 
     @Nested
     class Concurrency extends ConcurrencyContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.POSTGRESQL;
-        }
     }
 
     @Nested
     class FairWaiting extends FairWaitingContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.POSTGRESQL;
-        }
     }
 
     @Nested
     class Notifications extends LockServiceContract {
-
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.POSTGRESQL;
-        }
 
         @org.junit.jupiter.api.Test
         void aNodeWithAPoolOfOneConnectionStillGrantsAndReleases() {
@@ -135,11 +107,6 @@ class OnPostgresTest {
     class QueryPlans extends QueryPlanContract {
 
         @Override
-        protected TestDatabase database() {
-            return TestDatabase.POSTGRESQL;
-        }
-
-        @Override
         protected void fill(java.sql.Statement st, String table, int rows) throws Exception {
             st.execute("INSERT INTO " + table + " (grant_id, owner_token, kind, tenant, path, lock_key, scope_key,"
                     + " lock_mode, permits, node, thread, acquired_at, expires_at)"
@@ -158,9 +125,5 @@ class OnPostgresTest {
 
     @Nested
     class RowLockWaits extends RowLockWaitContract {
-        @Override
-        protected TestDatabase database() {
-            return TestDatabase.POSTGRESQL;
-        }
     }
 }

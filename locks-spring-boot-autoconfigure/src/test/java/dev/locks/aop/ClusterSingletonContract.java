@@ -36,14 +36,11 @@ import dev.locks.LockTimeoutException;
 import dev.locks.annotation.ClusterSingleton;
 import dev.locks.annotation.ClusterSingleton.OnBusy;
 import dev.locks.jdbc.JdbcLockService;
-import dev.locks.testing.TestDatabase;
 
 /** {@code @ClusterSingleton}: naming, leases, lockAtLeastFor, tenants and each {@link OnBusy}. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(60)
-abstract class ClusterSingletonContract {
-
-    protected abstract TestDatabase database();
+abstract class ClusterSingletonContract extends AnnotationContract {
 
     private LockTestNodes nodes;
 

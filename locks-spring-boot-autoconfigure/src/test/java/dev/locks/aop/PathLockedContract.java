@@ -27,14 +27,11 @@ import dev.locks.LockMode;
 import dev.locks.LockRequest;
 import dev.locks.LockTimeoutException;
 import dev.locks.annotation.PathLocked;
-import dev.locks.testing.TestDatabase;
 
 /** {@code @PathLocked} in a running application: every attribute and every SpEL form. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(60)
-abstract class PathLockedContract {
-
-    protected abstract TestDatabase database();
+abstract class PathLockedContract extends AnnotationContract {
 
     private LockTestNodes nodes;
 

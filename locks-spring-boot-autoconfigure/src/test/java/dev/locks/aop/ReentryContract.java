@@ -20,7 +20,6 @@ import dev.locks.LockListener;
 import dev.locks.LockMode;
 import dev.locks.LockRequest;
 import dev.locks.annotation.PathLocked;
-import dev.locks.testing.TestDatabase;
 
 /**
  * Nested annotated calls on one thread share the thread's lock owner: what the outer call covers
@@ -29,9 +28,7 @@ import dev.locks.testing.TestDatabase;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(60)
-abstract class ReentryContract {
-
-    protected abstract TestDatabase database();
+abstract class ReentryContract extends AnnotationContract {
 
     private LockTestNodes nodes;
 

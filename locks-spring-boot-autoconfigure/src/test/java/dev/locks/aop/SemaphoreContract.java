@@ -29,14 +29,11 @@ import dev.locks.LockRequest;
 import dev.locks.LockTimeoutException;
 import dev.locks.annotation.PathLocked;
 import dev.locks.annotation.Semaphore;
-import dev.locks.testing.TestDatabase;
 
 /** {@code @Semaphore}: the limit across nodes, keys, default names, leases, waits and tenants. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(90)
-abstract class SemaphoreContract {
-
-    protected abstract TestDatabase database();
+abstract class SemaphoreContract extends AnnotationContract {
 
     private LockTestNodes nodes;
 

@@ -30,7 +30,6 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 import org.springframework.transaction.support.TransactionTemplate;
 
 import dev.locks.annotation.PathLocked;
-import dev.locks.testing.TestDatabase;
 
 /**
  * The transaction boundary (DESIGN §1, Transactions): a lock is never released before the work it
@@ -41,11 +40,9 @@ import dev.locks.testing.TestDatabase;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(90)
-abstract class TransactionBoundaryContract {
+abstract class TransactionBoundaryContract extends AnnotationContract {
 
     private static final long SLOW_COMMIT_MILLIS = 800;
-
-    protected abstract TestDatabase database();
 
     private LockTestNodes nodes;
 

@@ -15,7 +15,6 @@ import dev.locks.annotation.ClusterSingleton;
 import dev.locks.annotation.ClusterSingleton.OnBusy;
 import dev.locks.annotation.PathLocked;
 import dev.locks.annotation.Semaphore;
-import dev.locks.testing.TestDatabase;
 
 /**
  * Annotations that cannot work fail the application's start, naming the annotation, the method,
@@ -23,9 +22,7 @@ import dev.locks.testing.TestDatabase;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(60)
-abstract class WrongInputContract {
-
-    protected abstract TestDatabase database();
+abstract class WrongInputContract extends AnnotationContract {
 
     private LockTestNodes nodes;
 

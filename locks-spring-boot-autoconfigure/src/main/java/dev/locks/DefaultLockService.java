@@ -13,6 +13,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -156,11 +157,31 @@ public class DefaultLockService implements LockService, AutoCloseable {
     @Override
     public <T, E extends Exception> T call(LockRequest request, CheckedCallable<T, E> work) throws E {
         LockHandle handle = enter(request);
+        T result;
         try {
-            return work.call();
+            result = work.call();
         }
-        finally {
+        catch (Exception | Error ex) {
+            releaseAfterWork(handle, ex);
+            throw ex;
+        }
+        releaseAfterWork(handle, null);
+        return result;
+    }
+
+    /**
+     * Releases what {@link #call} held. A failed release loses nothing the lease would not free, and
+     * must not hide the work's outcome: it is logged, and added to the work's own exception.
+     */
+    private static void releaseAfterWork(LockHandle handle, Throwable failure) {
+        try {
             handle.release();
+        }
+        catch (RuntimeException ex) {
+            if (failure != null) {
+                failure.addSuppressed(ex);
+            }
+            log.warn("Could not release {}; its lease will free it: {}", handle, ex.toString());
         }
     }
 
@@ -175,8 +196,17 @@ public class DefaultLockService implements LockService, AutoCloseable {
     @Override
     public List<LockHandle> tryAcquireEach(Collection<LockRequest> requests) {
         List<LockHandle> granted = new ArrayList<>();
-        for (LockRequest request : requests) {
-            tryAcquire(request).ifPresent(granted::add);
+        try {
+            for (LockRequest request : requests) {
+                tryAcquire(request).ifPresent(granted::add);
+            }
+        }
+        catch (RuntimeException | Error ex) {
+            // the caller gets no handles to release: nothing granted so far may stay held
+            for (LockHandle handle : granted) {
+                releaseAfterWork(handle, ex);
+            }
+            throw ex;
         }
         return granted;
     }
@@ -263,18 +293,21 @@ public class DefaultLockService implements LockService, AutoCloseable {
     private Optional<LockHandle> enterScope(LockRequest request, Duration wait, boolean failWhenBusy) {
         String tenant = tenantOf(request);
         List<LockPath> paths = pathsOf(request);
+        checkRenewable(request.lease() != null ? request.lease() : settings.defaultLease(),
+                () -> target(request, tenant, paths));
         LockScope scope = LockScope.enter();
         try {
-            List<LockPath> missing = scope.uncovered(request.kind(), tenant, paths, request.mode());
-            if (missing.isEmpty()) {
-                LockHandle outer = scope.covering(request.kind(), tenant, paths.get(0), request.mode());
-                return Optional.of(new ReenteredLock(request, outer, scope));
+            LockScope.Coverage coverage = scope.cover(request.kind(), tenant, paths, request.mode());
+            if (coverage.missing().isEmpty()) {
+                return Optional.of(new NestedLock(request, null, coverage.enclosing(), scope));
             }
-            Optional<LockHandle> handle = grant(request, tenant, missing, wait, scope, failWhenBusy);
+            Optional<LockHandle> handle = grant(request, tenant, coverage.missing(), wait, scope, failWhenBusy);
             if (handle.isEmpty()) {
                 scope.leave(null);
+                return handle;
             }
-            return handle;
+            return coverage.enclosing().isEmpty() ? handle
+                    : Optional.of(new NestedLock(request, handle.get(), coverage.enclosing(), scope));
         }
         catch (RuntimeException ex) {
             scope.leave(null);
@@ -566,8 +599,22 @@ public class DefaultLockService implements LockService, AutoCloseable {
         if (!(handle instanceof GrantedLock granted) || !live.contains(granted)) {
             throw new IllegalArgumentException("Not a live handle of this service: " + handle);
         }
+        checkRenewable(granted.lease(), granted::describe);
         renewer.register(granted);
         return handle;
+    }
+
+    /**
+     * The watchdog looks for leases due every {@link LockSettings#renewalTick() tick} and renews them a
+     * third of the way in: a lease shorter than three ticks could run out before its first renewal.
+     */
+    private void checkRenewable(Duration lease, Supplier<String> what) {
+        Duration shortest = settings.renewalTick().multipliedBy(3);
+        if (lease.compareTo(shortest) < 0) {
+            throw new IllegalArgumentException("The lease of " + lease.toMillis() + " ms for " + what.get()
+                    + " is too short for the watchdog, which looks every " + settings.renewalTick().toMillis()
+                    + " ms and needs at least " + shortest.toMillis() + " ms to renew it in time: give it a longer lease");
+        }
     }
 
     /** Called once per handle when it is released; returns whether the store still had it. */

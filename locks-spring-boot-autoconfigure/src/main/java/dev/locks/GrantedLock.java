@@ -92,6 +92,7 @@ final class GrantedLock implements LockHandle {
 
     @Override
     public boolean renew(Duration newLease) {
+        LockRequest.Builder.checkDuration("lease", newLease, false);
         if (state.get() != State.HELD) {
             return false;
         }

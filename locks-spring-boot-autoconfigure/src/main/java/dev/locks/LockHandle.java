@@ -56,9 +56,10 @@ public interface LockHandle extends AutoCloseable {
     /**
      * Extends the lease by {@code lease} from now (database time).
      *
-     * @param lease the new lease
+     * @param lease the new lease: positive, at most {@link LockRequest#MAX_DURATION}
      * @return false if the lease was already lost or the handle released
      * @throws LockUnavailableException if the store cannot be reached
+     * @throws IllegalArgumentException if the lease is zero, negative or too long
      */
     boolean renew(Duration lease);
 

@@ -278,8 +278,10 @@ public final class LockRequest {
         /**
          * Keeps a singleton locked for at least this long after it was taken, even if released
          * earlier, so that a node whose clock fires a little later does not run the same job again.
+         * Without a {@link #lease lease} of its own it may be longer than the service's default
+         * lease: the lease then only bounds how long a crashed holder keeps the lock.
          *
-         * @param atLeast a duration no longer than the lease
+         * @param atLeast a duration no longer than the lease, if one is given
          * @return this builder
          */
         public Builder lockAtLeastFor(Duration atLeast) {
@@ -314,7 +316,7 @@ public final class LockRequest {
             return new LockRequest(this);
         }
 
-        private static Duration checkDuration(String what, Duration d, boolean zeroAllowed) {
+        static Duration checkDuration(String what, Duration d, boolean zeroAllowed) {
             Objects.requireNonNull(d, what);
             if (d.isNegative() || (!zeroAllowed && d.isZero())) {
                 throw new IllegalArgumentException(what + " must be " + (zeroAllowed ? "zero or positive" : "positive")

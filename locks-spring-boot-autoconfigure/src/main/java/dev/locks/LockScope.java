@@ -39,20 +39,25 @@ final class LockScope {
     }
 
     /**
-     * The paths of {@code paths} that the scope does not already hold in an equal or stronger mode.
+     * What the scope already holds of {@code paths} in an equal or stronger mode, judged once: the
+     * paths it does not cover, and the distinct handles that cover the others.
      */
-    synchronized List<LockPath> uncovered(LockKind kind, String tenant, List<LockPath> paths, LockMode mode) {
+    synchronized Coverage cover(LockKind kind, String tenant, List<LockPath> paths, LockMode mode) {
         List<LockPath> missing = new ArrayList<>();
+        List<LockHandle> enclosing = new ArrayList<>();
         for (LockPath path : paths) {
-            if (covering(kind, tenant, path, mode) == null) {
+            LockHandle handle = covering(kind, tenant, path, mode);
+            if (handle == null) {
                 missing.add(path);
             }
+            else if (!enclosing.contains(handle)) {
+                enclosing.add(handle);
+            }
         }
-        return missing;
+        return new Coverage(List.copyOf(missing), List.copyOf(enclosing));
     }
 
-    /** A handle of this scope whose grant covers the path, or null. */
-    synchronized LockHandle covering(LockKind kind, String tenant, LockPath path, LockMode mode) {
+    private LockHandle covering(LockKind kind, String tenant, LockPath path, LockMode mode) {
         for (Entry e : entries) {
             if (e.kind == kind && e.tenant.equals(tenant) && e.mode.covers(mode)
                     && (e.path.equals(path) || e.path.isAncestorOf(path)) && e.handle.isValid()) {
@@ -60,6 +65,15 @@ final class LockScope {
             }
         }
         return null;
+    }
+
+    /**
+     * What a nested request finds in its scope.
+     *
+     * @param missing the paths no valid handle of the scope covers: they need a grant of their own
+     * @param enclosing the handles covering the other paths, which the nested handle relies on
+     */
+    record Coverage(List<LockPath> missing, List<LockHandle> enclosing) {
     }
 
     /** Whether the scope holds any grant: then earlier waiters must not block it (they may wait for it). */

@@ -39,7 +39,9 @@ public interface LockService {
 
     /**
      * Runs {@code work} holding the locks: acquires (waiting), renews the lease while the work runs,
-     * releases afterwards whatever happens.
+     * releases afterwards whatever happens. A release that fails (the store unreachable) is logged
+     * and added to the work's exception as suppressed; it never replaces the work's outcome, and the
+     * lease frees the locks.
      *
      * @param request what to lock
      * @param work the work
@@ -78,7 +80,9 @@ public interface LockService {
 
     /**
      * Batch claim: tries each request on its own, without waiting, and returns the handles of those
-     * granted, in order. A script processing rows skips the ones another node holds.
+     * granted, in order. A script processing rows skips the ones another node holds. If a request
+     * fails (an invalid path, the store unreachable), those granted before it are released and the
+     * exception is thrown: nothing stays held that the caller has no handle for.
      *
      * @param requests independent requests
      * @return the granted handles

@@ -674,18 +674,16 @@ public class JdbcLockStore implements LockStore {
         String live = " WHERE grant_id = ? AND owner_token = ? AND expires_at > " + dialect.now();
         return keepFor.isZero()
                 ? "DELETE FROM " + tables.held() + live
-                // lockAtLeastFor: end the lease at acquired_at + keepFor (in the past if that has passed already)
-                : "UPDATE " + tables.held() + " SET expires_at = CASE WHEN " + dialect.plusMicros("acquired_at")
-                        + " < expires_at THEN " + dialect.plusMicros("acquired_at") + " ELSE expires_at END" + live;
+                // lockAtLeastFor: end the lease at acquired_at + keepFor (in the past if that has passed already),
+                // later than the lease would have if keepFor is longer: the live rows are the caller's to extend
+                : "UPDATE " + tables.held() + " SET expires_at = " + dialect.plusMicros("acquired_at") + live;
     }
 
     /** Binds {@link #releaseSql} from parameter {@code index}; returns the next index. */
     private static int bindRelease(PreparedStatement ps, int index, Grant grant, Duration keepFor) throws SQLException {
         int i = index;
         if (!keepFor.isZero()) {
-            long micros = keepFor.toNanos() / 1000;
-            ps.setLong(i++, micros);
-            ps.setLong(i++, micros);
+            ps.setLong(i++, keepFor.toNanos() / 1000);
         }
         ps.setString(i++, grant.grantId());
         ps.setString(i++, grant.owner());

@@ -84,7 +84,7 @@ public interface LockStore {
      *
      * @param grant the grant
      * @param keepFor for singletons with {@code lockAtLeastFor}: keep the grant until this long after
-     *                it was granted; {@link Duration#ZERO} to delete it now
+     *                it was granted, even past its lease; {@link Duration#ZERO} to delete it now
      * @return true if a live grant was released
      */
     boolean release(Grant grant, Duration keepFor);

@@ -218,4 +218,18 @@ abstract class LeaseContract extends LockServiceContract {
         sleep(Duration.ofMillis(1000));
         assertThat(other.tryAcquire(job)).isPresent().get().matches(LockHandle::release);
     }
+
+    @Test
+    void lockAtLeastForLongerThanTheDefaultLeaseKeepsTheSingletonThatLong() {
+        JdbcLockService shortLeases = node("node-short", mainPool(),
+                LockSettings.builder().nodeId("node-short").defaultLease(Duration.ofMillis(600)).slowWaitLog(null));
+        LockRequest job = LockRequest.singleton("long-report").tenant(tenant).lockAtLeastFor(Duration.ofMillis(1500))
+                .build();
+        JdbcLockService other = newNode("node-b");
+        assertThat(shortLeases.tryAcquire(job).orElseThrow().release()).isTrue();
+        sleep(Duration.ofMillis(900));
+        assertThat(other.tryAcquire(job)).as("past the default lease, within lockAtLeastFor").isEmpty();
+        sleep(Duration.ofMillis(900));
+        assertThat(other.tryAcquire(job)).isPresent().get().matches(LockHandle::release);
+    }
 }

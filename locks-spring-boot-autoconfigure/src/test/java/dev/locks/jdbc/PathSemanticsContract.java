@@ -1,6 +1,7 @@
 package dev.locks.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -12,6 +13,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import dev.locks.InvalidLockPathException;
 import dev.locks.LockHandle;
 import dev.locks.LockHolder;
 import dev.locks.LockMode;
@@ -231,6 +233,15 @@ abstract class PathSemanticsContract extends LockServiceContract {
             assertThat(claimed).extracting(h -> h.request().keys().get(0)).containsExactly("/rows/1", "/rows/3");
             claimed.forEach(LockHandle::release);
         }
+    }
+
+    @Test
+    void tryAcquireEachThatFailsPartWayReleasesWhatItHadGranted() {
+        List<LockRequest> batch = List.of(x("/rows/1").build(), x("rows/2").build());
+
+        assertThatThrownBy(() -> locks.tryAcquireEach(batch)).isInstanceOf(InvalidLockPathException.class);
+
+        assertThat(locks.holders(tenant, "/rows/1")).isEmpty();
     }
 
     @Test

@@ -12,6 +12,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.Test;
 
 import dev.locks.LockHandle;
+import dev.locks.LockLostException;
 import dev.locks.LockRequest;
 import dev.locks.LockSettings;
 import dev.locks.LockTimeoutException;
@@ -182,6 +183,58 @@ abstract class WaitingContract extends LockServiceContract {
             assertThat(locks.holders(tenant, "/outer")).hasSize(1);
         });
         assertThat(locks.holders(tenant, "/outer")).isEmpty();
+    }
+
+    @Test
+    void aReenteredHandleIsNoLongerValidOnceTheLockEnclosingItIsLost() {
+        LockHandle outer = locks.enter(x("/gone").build());
+        LockHandle reentered = locks.enter(x("/gone/deep").build());
+        try {
+            locks.forceRelease(outer.fencingToken());
+            assertThat(outer.renew()).isFalse();
+
+            assertThat(reentered.isValid()).isFalse();
+            assertThatThrownBy(reentered::checkValid).isInstanceOf(LockLostException.class)
+                    .hasMessageContaining("enclosing lock").hasMessageContaining("/gone");
+        }
+        finally {
+            reentered.release();
+            outer.release();
+        }
+    }
+
+    @Test
+    void aNestedHandleWithAGrantOfItsOwnIsNoLongerValidOnceTheLockEnclosingItIsLost() {
+        LockHandle outer = locks.enter(x("/lost").build());
+        LockHandle nested = locks.enter(x("/lost", "/more").build());
+        try {
+            locks.forceRelease(outer.fencingToken());
+            assertThat(outer.renew()).isFalse();
+
+            assertThat(nested.isValid()).isFalse();
+            assertThat(locks.holders(tenant, "/more")).as("its own grant stays until released").hasSize(1);
+        }
+        finally {
+            nested.release();
+            outer.release();
+        }
+        assertThat(locks.holders(tenant, "/more")).isEmpty();
+    }
+
+    @Test
+    void aReenteredHandleTakesTheNewestTokenOfTheLocksEnclosingIt() {
+        LockHandle a = locks.enter(x("/tok/a").build());
+        LockHandle b = locks.enter(x("/tok/b").build());
+        LockHandle both = locks.enter(x("/tok/a", "/tok/b").build());
+        try {
+            assertThat(b.fencingToken()).isGreaterThan(a.fencingToken());
+            assertThat(both.fencingToken()).isEqualTo(b.fencingToken());
+        }
+        finally {
+            both.release();
+            b.release();
+            a.release();
+        }
     }
 
     @Test

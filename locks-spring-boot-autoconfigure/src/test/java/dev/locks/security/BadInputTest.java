@@ -169,6 +169,23 @@ class BadInputTest {
         }
 
         @Test
+        void aRenewalWithANegativeZeroOrAbsurdLeaseIsRefusedAndKeepsTheLock() throws Exception {
+            refused(l -> bystander.renew(Duration.ofSeconds(-5)), IllegalArgumentException.class, "lease", "positive");
+            refused(l -> bystander.renew(Duration.ZERO), IllegalArgumentException.class, "lease", "positive");
+            refused(l -> bystander.renew(Duration.ofDays(365)), IllegalArgumentException.class, "longer than the maximum");
+            assertThat(bystander.isValid()).isTrue();
+        }
+
+        @Test
+        void aLeaseTooShortForTheWatchdogIsRefusedForScopedLocks() throws Exception {
+            // the watchdog looks every 100 ms by default: it could not renew a 250 ms lease in time
+            refused(l -> l.enter(LockRequest.paths("/short").tenant(tenant).lease(Duration.ofMillis(250)).build()),
+                    IllegalArgumentException.class, "/short", "250 ms", "at least 300 ms");
+            refused(l -> l.run(LockRequest.paths("/short").tenant(tenant).lease(Duration.ofMillis(250)).build(), () -> { }),
+                    IllegalArgumentException.class, "/short", "too short for the watchdog");
+        }
+
+        @Test
         void badTenantsAndNamesAreRefused() throws Exception {
             refused(l -> LockRequest.paths("/a").tenant(null), IllegalArgumentException.class, "tenant", "null");
             refused(l -> LockRequest.paths("/a").tenant(" "), IllegalArgumentException.class, "tenant", "blank");

@@ -14,7 +14,7 @@ import java.util.List;
  * @param mode {@code X} or {@code S}
  * @param paths the paths (or the one singleton or semaphore name)
  * @param token the handle's fencing token
- * @param reentered true if the handle re-entered a lock the scope already held (its token is the outer grant's)
+ * @param reentered true if the handle re-entered a lock the scope already held (its token is the newest of the enclosing grants')
  * @param record the shared record the section read or wrote, or {@code -}
  * @param permits for semaphores, the maximum
  * @param inMicros database time after the grant, in microseconds since the epoch

@@ -463,8 +463,8 @@ public final class TortureWorker {
             default -> "-";
         };
         long token = h.fencingToken();
-        // a nested request the scope already covers shares the outer grant's token
-        boolean reentered = scope.tokens.contains(token) || !top && !isNewGrant(h);
+        // a nested request the scope already covers takes the newest token of the grants enclosing it
+        boolean reentered = scope.tokens.contains(token);
         boolean writer = top && request.mode() == dev.locks.LockMode.EXCLUSIVE && !"-".equals(record);
         long in = retrying(records::now);
         long read1 = -1;
@@ -507,10 +507,6 @@ public final class TortureWorker {
         finally {
             scope.tokens.pop();
         }
-    }
-
-    private boolean isNewGrant(LockHandle h) {
-        return !h.getClass().getSimpleName().equals("ReenteredLock");
     }
 
     private boolean claim(String record, long token) throws SQLException {

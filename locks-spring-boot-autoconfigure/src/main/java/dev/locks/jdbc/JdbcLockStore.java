@@ -647,7 +647,7 @@ public class JdbcLockStore implements LockStore {
         if (inCallersTransaction()) {
             // this node's waiters were woken before the commit and looked too early: its own notice,
             // sent at the commit, must reach them too
-            return releaseWithCallersTransaction(grant, keepFor, releaseWork(grant, keepFor, ReleaseOrigin.ANY, false));
+            return releaseWithCallersTransaction(releaseWork(grant, keepFor, ReleaseOrigin.ANY, false));
         }
         return transactions.autoCommit("release a lock", releaseWork(grant, keepFor, origin, !durableReleases)) > 0;
     }
@@ -693,27 +693,28 @@ public class JdbcLockStore implements LockStore {
     /**
      * Inside a transaction on the lock tables' own DataSource, the release joins it: the work and the
      * release commit together, and nobody can lock the data before the work is visible. If that
-     * transaction rolls back, the release is repeated on its own.
+     * transaction rolls back, the release is repeated on its own. A transaction whose snapshot the
+     * release could not see past ({@link SqlDialect#releasesInSnapshotTransactions}) is not joined:
+     * the release follows its end, so the lock is still held until the work is visible.
+     *
+     * @return whether the joined release found the live grant; true for a release that waits for the
+     *         end of the transaction
      */
-    private boolean releaseWithCallersTransaction(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work) {
+    private boolean releaseWithCallersTransaction(StoreTransactions.SqlWork<Integer> work) {
         Connection connection = DataSourceUtils.getConnection(transactions.dataSource());
         try {
-            int rows = work.run(connection);
+            boolean joins = dialect.releasesInSnapshotTransactions()
+                    || connection.getTransactionIsolation() <= Connection.TRANSACTION_READ_COMMITTED;
+            int rows = joins ? work.run(connection) : 0;
             TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
                 @Override
                 public void afterCompletion(int status) {
-                    if (status != STATUS_COMMITTED) {
-                        try {
-                            transactions.autoCommit("release a lock after rollback", work);
-                        }
-                        catch (RuntimeException ex) {
-                            log.warn(
-                                    "Could not release lock after rollback; its lease will free it: {}", ex.toString());
-                        }
+                    if (!joins || status != STATUS_COMMITTED) {
+                        releaseOnItsOwn(work, joins ? "after rollback" : "after the caller's transaction");
                     }
                 }
             });
-            return rows > 0;
+            return !joins || rows > 0;
         }
         catch (SQLException ex) {
             throw new LockUnavailableException("Lock store failed to release a lock in the caller's transaction: "
@@ -721,6 +722,15 @@ public class JdbcLockStore implements LockStore {
         }
         finally {
             DataSourceUtils.releaseConnection(connection, transactions.dataSource());
+        }
+    }
+
+    private void releaseOnItsOwn(StoreTransactions.SqlWork<Integer> work, String when) {
+        try {
+            transactions.autoCommit("release a lock " + when, work);
+        }
+        catch (RuntimeException ex) {
+            log.warn("Could not release lock {}; its lease will free it: {}", when, ex.toString());
         }
     }
 

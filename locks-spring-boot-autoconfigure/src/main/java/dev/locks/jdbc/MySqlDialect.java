@@ -39,6 +39,12 @@ public class MySqlDialect extends SqlDialect {
                         + " a statement once (README, 'Configuration').";
     }
 
+    // InnoDB's DELETE reads and locks the latest committed rows, whatever the transaction's snapshot
+    @Override
+    boolean releasesInSnapshotTransactions() {
+        return true;
+    }
+
     @Override
     public String name() {
         return "mysql";

@@ -163,6 +163,19 @@ public abstract class SqlDialect {
     }
 
     /**
+     * Whether a release may join a caller's transaction at REPEATABLE READ or SERIALIZABLE: its
+     * {@code DELETE} must find the latest committed rows, as InnoDB's locking reads do. Where it
+     * works on the transaction's snapshot (PostgreSQL, H2) it misses a grant committed after the
+     * snapshot, and fails on rows a renewal updated since; such a release waits for the end of the
+     * caller's transaction instead.
+     *
+     * @return true if the release joins transactions of any isolation level
+     */
+    boolean releasesInSnapshotTransactions() {
+        return false;
+    }
+
+    /**
      * Whether a grant is sent as one compound statement that opens, serialises and commits its own
      * transaction (MariaDB's {@code BEGIN NOT ATOMIC}): {@link #blockOpening}, the conflict branches,
      * {@link #blockThen}, the insert (its times {@link #blockTimes}), {@link #blockClosing}. Its one

@@ -17,6 +17,10 @@ class OnH2Test {
     }
 
     @Nested
+    class CallersTransactions extends CallersTransactionContract {
+    }
+
+    @Nested
     class Waiting extends WaitingContract {
     }
 

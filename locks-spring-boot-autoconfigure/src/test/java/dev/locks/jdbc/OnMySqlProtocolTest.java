@@ -17,6 +17,10 @@ class OnMySqlProtocolTest {
     }
 
     @Nested
+    class CallersTransactions extends CallersTransactionContract {
+    }
+
+    @Nested
     class Waiting extends WaitingContract {
     }
 

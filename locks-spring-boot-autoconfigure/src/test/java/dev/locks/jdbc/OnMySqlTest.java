@@ -17,6 +17,10 @@ class OnMySqlTest {
     }
 
     @Nested
+    class CallersTransactions extends CallersTransactionContract {
+    }
+
+    @Nested
     class Waiting extends WaitingContract {
     }
 

@@ -17,6 +17,10 @@ class OnPostgresTest {
     }
 
     @Nested
+    class CallersTransactions extends CallersTransactionContract {
+    }
+
+    @Nested
     class Waiting extends WaitingContract {
     }
 

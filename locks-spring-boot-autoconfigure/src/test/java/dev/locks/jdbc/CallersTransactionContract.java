@@ -1,0 +1,85 @@
+package dev.locks.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.support.TransactionTemplate;
+
+import dev.locks.LockHandle;
+
+/**
+ * A release inside a transaction on the lock tables' own DataSource: the lock stays held until the
+ * work commits and is free after it, at every isolation level, and the release never costs the
+ * caller its work.
+ */
+abstract class CallersTransactionContract extends LockServiceContract {
+
+    @Test
+    void aReleaseInsideAReadCommittedTransactionFreesTheLockAtItsCommit() {
+        assertFreedAtCommit(TransactionDefinition.ISOLATION_READ_COMMITTED, "/rc", false);
+    }
+
+    @Test
+    void aReleaseInsideARepeatableReadTransactionThatReadBeforeTheGrantFreesTheLockAtItsCommit() {
+        assertFreedAtCommit(TransactionDefinition.ISOLATION_REPEATABLE_READ, "/rr/read-first", false);
+    }
+
+    @Test
+    void aReleaseInsideARepeatableReadTransactionOfARenewedLockFreesItAtTheCommitAndKeepsTheWork() {
+        assertFreedAtCommit(TransactionDefinition.ISOLATION_REPEATABLE_READ, "/rr/renewed", true);
+    }
+
+    @Test
+    void aReleaseInsideASerializableTransactionFreesTheLockAtItsCommit() {
+        assertFreedAtCommit(TransactionDefinition.ISOLATION_SERIALIZABLE, "/serializable", true);
+    }
+
+    /**
+     * Starts a transaction at {@code isolation} that reads first (taking its snapshot), then either
+     * takes the lock, or renews one taken before, and releases it before the commit.
+     */
+    private void assertFreedAtCommit(int isolation, String path, boolean renewAfterSnapshot) {
+        JdbcLockService other = newNode("node-b");
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
+        transaction.setIsolationLevel(isolation);
+        LockHandle before = renewAfterSnapshot ? tryX(path).orElseThrow() : null;
+
+        Boolean released = transaction.execute(status -> {
+            readOnTheTransactionsConnection();
+            LockHandle h = before != null ? before : tryX(path).orElseThrow();
+            if (before != null) {
+                assertThat(h.renew(Duration.ofSeconds(30))).isTrue();
+            }
+            boolean answer = h.release();
+            assertThat(other.tryAcquire(x(path).build())).as("free before the work is committed").isEmpty();
+            return answer;
+        });
+
+        assertThat(released).isTrue();
+        assertThat(other.tryAcquire(x(path).build())).as("free after the commit").isPresent().get()
+                .matches(LockHandle::release);
+    }
+
+    private void readOnTheTransactionsConnection() {
+        Connection connection = DataSourceUtils.getConnection(mainPool());
+        try (Statement st = connection.createStatement()) {
+            // any statement takes a PostgreSQL transaction's snapshot; a read of the lock tables would
+            // lock their rows in MySQL's SERIALIZABLE and stall the renewal
+            st.executeQuery("SELECT 1").close();
+        }
+        catch (SQLException ex) {
+            throw new IllegalStateException(ex);
+        }
+        finally {
+            DataSourceUtils.releaseConnection(connection, mainPool());
+        }
+    }
+}

@@ -14,6 +14,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.function.BiConsumer;
 
 import javax.sql.DataSource;
@@ -675,8 +676,10 @@ public class JdbcLockStore implements LockStore {
         return keepFor.isZero()
                 ? "DELETE FROM " + tables.held() + live
                 // lockAtLeastFor: end the lease at acquired_at + keepFor (in the past if that has passed already),
-                // later than the lease would have if keepFor is longer: the live rows are the caller's to extend
-                : "UPDATE " + tables.held() + " SET expires_at = " + dialect.plusMicros("acquired_at") + live;
+                // later than the lease would have if keepFor is longer: the live rows are the caller's to extend.
+                // A new grant id, so that a renewal already under way cannot extend the kept rows again
+                : "UPDATE " + tables.held() + " SET expires_at = " + dialect.plusMicros("acquired_at")
+                        + ", grant_id = ?" + live;
     }
 
     /** Binds {@link #releaseSql} from parameter {@code index}; returns the next index. */
@@ -684,6 +687,7 @@ public class JdbcLockStore implements LockStore {
         int i = index;
         if (!keepFor.isZero()) {
             ps.setLong(i++, keepFor.toNanos() / 1000);
+            ps.setString(i++, UUID.randomUUID().toString().replace("-", ""));
         }
         ps.setString(i++, grant.grantId());
         ps.setString(i++, grant.owner());

@@ -220,6 +220,21 @@ abstract class LeaseContract extends LockServiceContract {
     }
 
     @Test
+    void aRenewalUnderWayWhenASingletonIsReleasedDoesNotExtendItsLockAtLeastFor() {
+        LockRequest job = LockRequest.singleton("raced").tenant(tenant).lease(Duration.ofSeconds(60))
+                .lockAtLeastFor(Duration.ofMillis(800)).build();
+        LockHandle h = locks.tryAcquire(job).orElseThrow();
+        dev.locks.store.Grant grant = grantOf(h);
+        assertThat(h.release()).isTrue();
+
+        // what the watchdog sends when it collected the handle just before the release
+        assertThat(locks.store().renew(List.of(grant), Duration.ofSeconds(60))).isEmpty();
+
+        sleep(Duration.ofMillis(1000));
+        assertThat(newNode("node-b").tryAcquire(job)).isPresent().get().matches(LockHandle::release);
+    }
+
+    @Test
     void lockAtLeastForLongerThanTheDefaultLeaseKeepsTheSingletonThatLong() {
         JdbcLockService shortLeases = node("node-short", mainPool(),
                 LockSettings.builder().nodeId("node-short").defaultLease(Duration.ofMillis(600)).slowWaitLog(null));

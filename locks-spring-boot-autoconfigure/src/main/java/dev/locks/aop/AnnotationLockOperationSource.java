@@ -7,7 +7,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Future;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
@@ -21,6 +23,7 @@ import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.ast.BeanReference;
 import org.springframework.expression.spel.standard.SpelExpression;
+import org.springframework.scheduling.annotation.Async;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
@@ -119,12 +122,15 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         Class<?> userClass = targetClass != null ? ClassUtils.getUserClass(targetClass) : specific.getDeclaringClass();
         LockAnnotationParser parser = new LockAnnotationParser(specific, userClass);
         ClusterSingleton singleton = find(specific, userClass, ClusterSingleton.class, parser);
+        if (singleton != null && guardedByQuartz(specific, userClass)) {
+            singleton = null;
+        }
         Semaphore semaphore = find(specific, userClass, Semaphore.class, parser);
         PathLocked paths = find(specific, userClass, PathLocked.class, parser);
         if (singleton == null && semaphore == null && paths == null) {
             return List.of();
         }
-        checkReturnType(specific, parser);
+        checkReturnType(specific, userClass, parser);
         List<LockOperation> operations = new ArrayList<>(3);
         if (singleton != null) {
             operations.add(parser.parse(singleton));
@@ -153,36 +159,74 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
                         + " called through the proxy, so it would run unlocked; make it public (or protected for"
                         + " class proxies) and call it through the bean");
             }
+            checkNotFinal(method, type, parser);
             return onMethod;
         }
         if (!Modifier.isPublic(method.getModifiers()) || Modifier.isStatic(method.getModifiers())) {
             return null;
         }
-        return AnnotatedElementUtils.findMergedAnnotation(userClass, type);
+        A onClass = AnnotatedElementUtils.findMergedAnnotation(userClass, type);
+        if (onClass != null) {
+            checkNotFinal(method, type, parser);
+        }
+        return onClass;
+    }
+
+    private static void checkNotFinal(Method method, Class<? extends Annotation> type, LockAnnotationParser parser) {
+        if (Modifier.isFinal(method.getModifiers())) {
+            throw new InvalidLockAnnotationException("@" + type.getSimpleName() + " on " + parser.description()
+                    + ": a final method cannot be overridden by the class proxy, so it would run unlocked; remove"
+                    + " final");
+        }
+    }
+
+    /**
+     * A Quartz job's {@code @ClusterSingleton} on its class or on {@code execute} is the trigger
+     * listener's, per scheduled fire; a proxy would take a second lock. Its other annotations, and a
+     * {@code @ClusterSingleton} on another method, are the proxy's.
+     */
+    private static boolean guardedByQuartz(Method method, Class<?> userClass) {
+        if (!implementsInterface(userClass, "org.quartz.Job")) {
+            return false;
+        }
+        boolean execute = method.getName().equals("execute") && method.getParameterCount() == 1
+                && method.getParameterTypes()[0].getName().equals("org.quartz.JobExecutionContext");
+        return execute || AnnotatedElementUtils.findMergedAnnotation(method, ClusterSingleton.class) == null;
     }
 
     /** Work that continues after the method returns would run after the release. */
-    private static void checkReturnType(Method method, LockAnnotationParser parser) {
-        if (isPublisher(method.getReturnType())) {
+    private static void checkReturnType(Method method, Class<?> userClass, LockAnnotationParser parser) {
+        Class<?> returned = method.getReturnType();
+        if (implementsInterface(returned, "org.reactivestreams.Publisher")
+                || implementsInterface(returned, "java.util.concurrent.Flow$Publisher")) {
             throw new InvalidLockAnnotationException("Lock annotation on " + parser.description()
                     + ": reactive return types are not supported; the lock would be released when the publisher"
                     + " is returned, before its work runs");
         }
+        boolean async = AnnotatedElementUtils.hasAnnotation(method, Async.class)
+                || AnnotatedElementUtils.hasAnnotation(userClass, Async.class);
+        if (!async && (Future.class.isAssignableFrom(returned) || CompletionStage.class.isAssignableFrom(returned))) {
+            throw new InvalidLockAnnotationException("Lock annotation on " + parser.description()
+                    + ": a method returning " + returned.getSimpleName() + " may finish its work on another thread"
+                    + " after it returns, and so after the release; make it @Async (the lock is then held on the"
+                    + " thread that runs it) or lock inside the asynchronous work");
+        }
     }
 
-    private static boolean isPublisher(Class<?> type) {
+    /** Whether {@code type} is or implements the interface named {@code name}, which may be absent. */
+    private static boolean implementsInterface(Class<?> type, String name) {
         if (type == null) {
             return false;
         }
-        if (type.getName().equals("org.reactivestreams.Publisher")) {
+        if (type.getName().equals(name)) {
             return true;
         }
         for (Class<?> parent : type.getInterfaces()) {
-            if (isPublisher(parent)) {
+            if (implementsInterface(parent, name)) {
                 return true;
             }
         }
-        return isPublisher(type.getSuperclass());
+        return implementsInterface(type.getSuperclass(), name);
     }
 
     private void checkExpressions(LockOperation operation, AnnotatedElementKey element) {

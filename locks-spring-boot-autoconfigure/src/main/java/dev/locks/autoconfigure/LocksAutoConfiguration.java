@@ -8,6 +8,7 @@ import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -16,6 +17,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.jdbc.EmbeddedDatabaseConnection;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
@@ -34,12 +36,13 @@ import dev.locks.jdbc.JdbcLockService;
 /**
  * Gives an application with a {@link DataSource} a {@link LockService} over that database (tables
  * created per {@code locks.jdbc.initialize-schema}) and the lock annotations {@code @PathLocked},
- * {@code @ClusterSingleton} and {@code @Semaphore}. Every bean backs off when the application
- * defines its own; {@code locks.enabled=false} turns everything off.
+ * {@code @ClusterSingleton} and {@code @Semaphore}; an application with a lock service of its own
+ * gets the annotations over it, with or without a DataSource bean. Every bean backs off when the
+ * application defines its own; {@code locks.enabled=false} turns everything off.
  */
 @AutoConfiguration(after = DataSourceAutoConfiguration.class)
 @ConditionalOnClass(DataSource.class)
-@ConditionalOnBean(DataSource.class)
+@Conditional(LocksAutoConfiguration.DataSourceOrLockService.class)
 @ConditionalOnProperty(prefix = "locks", name = "enabled", matchIfMissing = true)
 @EnableConfigurationProperties(LocksProperties.class)
 public final class LocksAutoConfiguration {
@@ -54,6 +57,7 @@ public final class LocksAutoConfiguration {
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(LockService.class)
+    @ConditionalOnBean(DataSource.class)
     public JdbcLockService lockService(LocksProperties properties, BeanFactory beanFactory) {
         DataSource dataSource = LockDataSource.find(properties.getJdbc().getDataSourceBean(), beanFactory);
         return JdbcLockService.builder(dataSource)
@@ -108,6 +112,25 @@ public final class LocksAutoConfiguration {
             settings.nodeId(properties.getNodeId());
         }
         return settings.build();
+    }
+
+    /**
+     * A DataSource for the lock service this configuration builds, or the application's own lock
+     * service: either way the annotations need the advisor.
+     */
+    static final class DataSourceOrLockService extends AnyNestedCondition {
+
+        DataSourceOrLockService() {
+            super(ConfigurationPhase.REGISTER_BEAN);
+        }
+
+        @ConditionalOnBean(DataSource.class)
+        static final class HasDataSource {
+        }
+
+        @ConditionalOnBean(LockService.class)
+        static final class HasLockService {
+        }
     }
 
     /**

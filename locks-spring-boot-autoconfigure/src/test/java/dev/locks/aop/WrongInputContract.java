@@ -3,6 +3,10 @@ package dev.locks.aop;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Flow;
+import java.util.concurrent.SubmissionPublisher;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -10,6 +14,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
+import org.springframework.scheduling.annotation.Async;
 
 import dev.locks.annotation.ClusterSingleton;
 import dev.locks.annotation.ClusterSingleton.OnBusy;
@@ -119,6 +124,33 @@ abstract class WrongInputContract extends AnnotationContract {
         assertStartFails(Reactive.class, "Reactive.stream()", "reactive return types are not supported");
     }
 
+    @Test
+    void aMethodReturningACompletableFutureFailsTheStart() {
+        assertStartFails(FutureResult.class, "FutureResult.later()", "returning CompletableFuture",
+                "after the release");
+    }
+
+    @Test
+    void aMethodReturningAFlowPublisherFailsTheStart() {
+        assertStartFails(FlowResult.class, "FlowResult.items()", "reactive return types are not supported");
+    }
+
+    @Test
+    void anAsyncMethodReturningAFutureStarts() {
+        assertThat(nodes.node("node-async", AsyncFutureResult.class).getBean(AsyncFutureResult.class)).isNotNull();
+    }
+
+    @Test
+    void anAnnotatedFinalMethodFailsTheStart() {
+        assertStartFails(FinalMethod.class, "@PathLocked on FinalMethod.run()", "final method", "run unlocked");
+    }
+
+    @Test
+    void aFinalPublicMethodOfAnAnnotatedClassFailsTheStart() {
+        assertStartFails(FinalMethodInAnnotatedClass.class, "@Semaphore on FinalMethodInAnnotatedClass.helper()",
+                "final method");
+    }
+
     private void assertStartFails(Class<?> bean, String... messageParts) {
         assertThatThrownBy(() -> nodes.node("node-wrong", bean)).satisfies(ex -> {
             InvalidLockAnnotationException cause = find(ex);
@@ -225,6 +257,43 @@ abstract class WrongInputContract extends AnnotationContract {
 
         @PathLocked(paths = "'/hidden'")
         private void hidden() {
+        }
+    }
+
+    public static class FutureResult {
+        @PathLocked(paths = "'/later'")
+        public CompletableFuture<String> later() {
+            return CompletableFuture.supplyAsync(() -> "done");
+        }
+    }
+
+    public static class FlowResult {
+        @PathLocked(paths = "'/items'")
+        public Flow.Publisher<String> items() {
+            return new SubmissionPublisher<>();
+        }
+    }
+
+    public static class AsyncFutureResult {
+        @Async
+        @PathLocked(paths = "'/async'")
+        public CompletableFuture<String> later() {
+            return CompletableFuture.completedFuture("done");
+        }
+    }
+
+    public static class FinalMethod {
+        @PathLocked(paths = "'/final'")
+        public final void run() {
+        }
+    }
+
+    @Semaphore(max = 2)
+    public static class FinalMethodInAnnotatedClass {
+        public void run() {
+        }
+
+        public final void helper() {
         }
     }
 

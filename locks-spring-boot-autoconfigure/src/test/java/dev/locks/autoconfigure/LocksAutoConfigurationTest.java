@@ -102,6 +102,18 @@ class LocksAutoConfigurationTest {
     }
 
     @Test
+    void anApplicationLockServiceOverAPoolThatIsNoBeanServesTheAnnotations() {
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LocksAutoConfiguration.class))
+                .withUserConfiguration(Annotated.class, OwnLockServiceWithoutDataSourceBean.class)
+                .run(context -> {
+                    assertThat(context).hasNotFailed().doesNotHaveBean(DataSource.class);
+                    RecordingLockService own = context.getBean(RecordingLockService.class);
+                    context.getBean(Reports.class).run(() -> true);
+                    assertThat(own.entered).containsExactly("EXCLUSIVE /reports");
+                });
+    }
+
+    @Test
     void anApplicationAdvisorReplacesOurs() {
         runner.withUserConfiguration(OwnAdvisor.class).run(context -> {
             assertThat(context).hasSingleBean(BeanFactoryLockOperationSourceAdvisor.class);
@@ -330,6 +342,17 @@ class LocksAutoConfigurationTest {
         RecordingLockService ownLockService(DataSource dataSource) {
             return new RecordingLockService(JdbcLockService.builder(dataSource).tablePrefix("own_").createSchema(true)
                     .build());
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class OwnLockServiceWithoutDataSourceBean {
+
+        @Bean(destroyMethod = "close")
+        RecordingLockService ownLockService() {
+            SimpleDriverDataSource pool = new SimpleDriverDataSource(new org.h2.Driver(),
+                    "jdbc:h2:mem:own-" + java.util.UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
+            return new RecordingLockService(JdbcLockService.builder(pool).createSchema(true).build());
         }
     }
 

@@ -634,6 +634,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
             }
             return store.release(handle.grant(), keep);
         }
+        catch (LockUnavailableException ex) {
+            // the store names the operation; the caller needs to know which lock it was
+            throw new LockUnavailableException("Could not release " + handle.describe() + ": " + ex.getMessage(), ex);
+        }
         finally {
             if (handle.scope() != null) {
                 handle.scope().leave(handle);

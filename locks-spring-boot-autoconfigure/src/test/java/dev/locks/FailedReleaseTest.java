@@ -57,6 +57,15 @@ class FailedReleaseTest {
     }
 
     @Test
+    void aFailedReleaseNamesTheLock() {
+        LockHandle handle = locks.acquire(LockRequest.paths("/named/lock").build());
+
+        assertThatThrownBy(handle::release).isInstanceOf(LockUnavailableException.class)
+                .hasMessageContaining("Could not release EXCLUSIVE /named/lock in tenant 'default'")
+                .hasMessageContaining("The store is down (test)");
+    }
+
+    @Test
     void workThatSucceededReturnsItsResultThoughTheReleaseFailed() {
         String result = locks.call(LockRequest.paths("/work").build(), () -> "done");
 

@@ -50,6 +50,9 @@ public class JdbcLockStore implements LockStore {
 
     private static final Logger log = LoggerFactory.getLogger(JdbcLockStore.class);
 
+    /** How often the schema script is tried where a concurrent creation can fail it. */
+    private static final int SCHEMA_ATTEMPTS = 3;
+
     private static final int SHOWN_CONFLICTS = 5;
 
     private static final String UNTIMED_COLUMN_LIST = "grant_id, owner_token, kind, tenant, path, lock_key, scope_key,"
@@ -877,13 +880,52 @@ public class JdbcLockStore implements LockStore {
      */
     public void createSchema() {
         String script = SchemaScript.load(dialect, tables.prefix());
-        transactions.autoCommit("create the lock tables", connection -> {
+        StoreTransactions.SqlWork<Void> runScript = connection -> {
             try (Statement st = connection.createStatement()) {
                 for (String statement : SchemaScript.statements(script)) {
                     st.execute(statement);
                 }
             }
             return null;
+        };
+        String lock = dialect.schemaCreationLock();
+        if (lock == null) {
+            createSchemaInAutoCommit(runScript);
+            return;
+        }
+        transactions.inTransaction("create the lock tables", connection -> {
+            try (PreparedStatement ps = connection.prepareStatement(lock)) {
+                ps.setLong(1, LockKeys.numericKey(LockKeys.schemaKey(tables.prefix())));
+                ps.execute();
+            }
+            return runScript.run(connection);
         });
+    }
+
+    /**
+     * Where DDL commits statement by statement, another node creating the same tables at the same
+     * moment can make an {@code IF NOT EXISTS} fail half-way (H2); once it is done, the script runs
+     * through.
+     */
+    private void createSchemaInAutoCommit(StoreTransactions.SqlWork<Void> runScript) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                transactions.autoCommit("create the lock tables", runScript);
+                return;
+            }
+            catch (LockUnavailableException ex) {
+                if (attempt == SCHEMA_ATTEMPTS) {
+                    throw ex;
+                }
+                log.debug("Creating the lock tables failed, trying again: {}", ex.getMessage());
+                try {
+                    Thread.sleep(50L * attempt);
+                }
+                catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw ex;
+                }
+            }
+        }
     }
 }

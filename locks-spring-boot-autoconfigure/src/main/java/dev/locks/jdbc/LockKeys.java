@@ -28,6 +28,11 @@ final class LockKeys {
         return sha256(kind, tenant, null);
     }
 
+    /** The key that serialises the creation of the lock tables under one prefix. */
+    static byte[] schemaKey(String prefix) {
+        return sha256(LockKind.SINGLETON, "\u0001schema", prefix);
+    }
+
     /** A 64-bit key for stores that lock numbers (PostgreSQL advisory locks). */
     static long numericKey(byte[] lockKey) {
         return ByteBuffer.wrap(lockKey, 0, 8).getLong();

@@ -142,6 +142,11 @@ public class PostgresDialect extends SqlDialect {
     }
 
     @Override
+    String schemaCreationLock() {
+        return "SELECT pg_advisory_xact_lock(?)";
+    }
+
+    @Override
     String now() {
         return "clock_timestamp()";
     }

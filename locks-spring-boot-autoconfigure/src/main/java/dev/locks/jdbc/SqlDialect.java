@@ -163,6 +163,20 @@ public abstract class SqlDialect {
     }
 
     /**
+     * What keeps nodes that create the lock tables at the same moment from failing each other: a
+     * statement taking a lock on the number bound to its one parameter, run first in the transaction
+     * that then runs the schema script. PostgreSQL's {@code CREATE ... IF NOT EXISTS} is not safe
+     * against a concurrent creation of the same name, and its DDL is transactional, so the second
+     * node waits and then finds every table there. Null where DDL commits at once (MySQL, H2): the
+     * script then runs in auto-commit.
+     *
+     * @return the locking statement, or null
+     */
+    String schemaCreationLock() {
+        return null;
+    }
+
+    /**
      * Whether a release may join a caller's transaction at REPEATABLE READ or SERIALIZABLE: its
      * {@code DELETE} must find the latest committed rows, as InnoDB's locking reads do. Where it
      * works on the transaction's snapshot (PostgreSQL, H2) it misses a grant committed after the

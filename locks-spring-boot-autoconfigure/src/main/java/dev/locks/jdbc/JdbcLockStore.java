@@ -888,13 +888,12 @@ public class JdbcLockStore implements LockStore {
             }
             return null;
         };
-        String lock = dialect.schemaCreationLock();
-        if (lock == null) {
+        if (dialect.schemaCreationLock() == null) {
             createSchemaInAutoCommit(runScript);
             return;
         }
         transactions.inTransaction("create the lock tables", connection -> {
-            try (PreparedStatement ps = connection.prepareStatement(lock)) {
+            try (PreparedStatement ps = connection.prepareStatement(dialect.schemaCreationLock())) {
                 ps.setLong(1, LockKeys.numericKey(LockKeys.schemaKey(tables.prefix())));
                 ps.execute();
             }

@@ -599,7 +599,14 @@ public class DefaultLockService implements LockService, AutoCloseable {
         if (!(handle instanceof GrantedLock granted) || !live.contains(granted)) {
             throw new IllegalArgumentException("Not a live handle of this service: " + handle);
         }
-        checkRenewable(granted.lease(), granted::describe);
+        try {
+            checkRenewable(granted.lease(), granted::describe);
+        }
+        catch (IllegalArgumentException ex) {
+            // the caller passes the handle on (the Quartz listener) and would keep nothing to release
+            granted.release();
+            throw ex;
+        }
         renewer.register(granted);
         return handle;
     }

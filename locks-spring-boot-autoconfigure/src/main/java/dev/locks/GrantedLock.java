@@ -104,6 +104,11 @@ final class GrantedLock implements LockHandle {
             return false;
         }
         renewed(until, sent, newLease);
+        // a watched handle renewed by hand with a shorter lease must not wait for the watchdog's old schedule
+        long soonest = sent + newLease.toNanos() / 3;
+        if (soonest - nextRenewalNanos < 0) {
+            nextRenewalNanos = soonest;
+        }
         return true;
     }
 

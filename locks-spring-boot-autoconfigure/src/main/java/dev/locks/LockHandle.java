@@ -66,9 +66,11 @@ public interface LockHandle extends AutoCloseable {
     /**
      * Releases the grant. Inside a transaction on the lock store's DataSource the release joins that
      * transaction, so that it commits together with the work (and is retried on its own if the
-     * transaction rolls back).
+     * transaction rolls back). Where the transaction's snapshot could hide the grant (PostgreSQL and
+     * H2 above READ COMMITTED), the release happens right after the transaction ends instead.
      *
-     * @return true if this call released a grant that was still held
+     * @return true if this call released a grant that was still held; for a release that follows the
+     *         transaction, whether the grant was still held when it was asked
      * @throws LockUnavailableException if the store cannot be reached; the lease then frees the lock
      */
     boolean release();

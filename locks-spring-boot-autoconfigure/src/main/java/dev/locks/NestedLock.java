@@ -113,14 +113,17 @@ final class NestedLock implements LockHandle {
         return renewAll(lease);
     }
 
-    /** Renews every handle it relies on, even after one fails: each is still worth keeping. */
+    /**
+     * Renews its own grant. The enclosing handles keep their own leases, which the watchdog renews:
+     * a shorter lease given here must not cut theirs. Only whether they are still valid counts.
+     */
     private boolean renewAll(Duration lease) {
         if (released) {
             return false;
         }
-        boolean all = true;
-        for (LockHandle handle : all()) {
-            all &= lease == null ? handle.renew() : handle.renew(lease);
+        boolean all = own == null || (lease == null ? own.renew() : own.renew(lease));
+        for (LockHandle handle : enclosing) {
+            all &= handle.isValid();
         }
         return all;
     }

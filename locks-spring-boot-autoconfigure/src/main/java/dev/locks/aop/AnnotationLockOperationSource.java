@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
@@ -46,6 +47,12 @@ import dev.locks.annotation.Semaphore;
  * expressions stay in the {@link LockExpressionEvaluator}'s cache for the calls.
  */
 public class AnnotationLockOperationSource implements LockOperationSource, BeanFactoryAware {
+
+    /** Spring MVC's asynchronous results, named so that the web module stays optional. */
+    private static final List<String> LATER_WORK = List.of(
+            "org.springframework.web.context.request.async.DeferredResult",
+            "org.springframework.web.context.request.async.WebAsyncTask",
+            "org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter");
 
     private static final Set<Class<? extends Annotation>> ANNOTATIONS = Set.of(PathLocked.class,
             ClusterSingleton.class, Semaphore.class);
@@ -122,9 +129,6 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         Class<?> userClass = targetClass != null ? ClassUtils.getUserClass(targetClass) : specific.getDeclaringClass();
         LockAnnotationParser parser = new LockAnnotationParser(specific, userClass);
         ClusterSingleton singleton = find(specific, userClass, ClusterSingleton.class, parser);
-        if (singleton != null && guardedByQuartz(specific, userClass)) {
-            singleton = null;
-        }
         Semaphore semaphore = find(specific, userClass, Semaphore.class, parser);
         PathLocked paths = find(specific, userClass, PathLocked.class, parser);
         if (singleton == null && semaphore == null && paths == null) {
@@ -176,22 +180,8 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         if (Modifier.isFinal(method.getModifiers())) {
             throw new InvalidLockAnnotationException("@" + type.getSimpleName() + " on " + parser.description()
                     + ": a final method cannot be overridden by the class proxy, so it would run unlocked; remove"
-                    + " final");
+                    + " final, or annotate the methods to lock rather than the class");
         }
-    }
-
-    /**
-     * A Quartz job's {@code @ClusterSingleton} on its class or on {@code execute} is the trigger
-     * listener's, per scheduled fire; a proxy would take a second lock. Its other annotations, and a
-     * {@code @ClusterSingleton} on another method, are the proxy's.
-     */
-    private static boolean guardedByQuartz(Method method, Class<?> userClass) {
-        if (!implementsInterface(userClass, "org.quartz.Job")) {
-            return false;
-        }
-        boolean execute = method.getName().equals("execute") && method.getParameterCount() == 1
-                && method.getParameterTypes()[0].getName().equals("org.quartz.JobExecutionContext");
-        return execute || AnnotatedElementUtils.findMergedAnnotation(method, ClusterSingleton.class) == null;
     }
 
     /** Work that continues after the method returns would run after the release. */
@@ -205,12 +195,23 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         }
         boolean async = AnnotatedElementUtils.hasAnnotation(method, Async.class)
                 || AnnotatedElementUtils.hasAnnotation(userClass, Async.class);
-        if (!async && (Future.class.isAssignableFrom(returned) || CompletionStage.class.isAssignableFrom(returned))) {
+        if (!async && (Future.class.isAssignableFrom(returned) || CompletionStage.class.isAssignableFrom(returned)
+                || Callable.class.isAssignableFrom(returned) || LATER_WORK.stream().anyMatch(n -> implementsType(returned, n)))) {
             throw new InvalidLockAnnotationException("Lock annotation on " + parser.description()
                     + ": a method returning " + returned.getSimpleName() + " may finish its work on another thread"
                     + " after it returns, and so after the release; make it @Async (the lock is then held on the"
                     + " thread that runs it) or lock inside the asynchronous work");
         }
+    }
+
+    /** Whether {@code type} is or extends the class named {@code name}, which may be absent. */
+    private static boolean implementsType(Class<?> type, String name) {
+        for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+            if (c.getName().equals(name)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Whether {@code type} is or implements the interface named {@code name}, which may be absent. */

@@ -3,6 +3,7 @@ package dev.locks.aop;
 import java.lang.reflect.Method;
 
 import org.springframework.aop.support.StaticMethodMatcherPointcut;
+import org.springframework.util.ClassUtils;
 
 /**
  * Matches the methods for which the {@link LockOperationSource} has operations. Asking it is what
@@ -14,7 +15,13 @@ final class LockOperationSourcePointcut extends StaticMethodMatcherPointcut {
 
     LockOperationSourcePointcut(LockOperationSource source) {
         this.source = source;
-        setClassFilter(source::isCandidateClass);
+        setClassFilter(type -> source.isCandidateClass(type) && !isQuartzJob(type));
+    }
+
+    // A Quartz job with @ClusterSingleton is guarded per scheduled fire by the Quartz trigger listener.
+    // Spring's job factory builds jobs with createBean, which would otherwise proxy them for a second lock.
+    private static boolean isQuartzJob(Class<?> type) {
+        return ClassUtils.getAllInterfacesForClassAsSet(type).stream().anyMatch(i -> i.getName().equals("org.quartz.Job"));
     }
 
     @Override

@@ -651,7 +651,7 @@ public class JdbcLockStore implements LockStore {
         if (inCallersTransaction()) {
             // this node's waiters were woken before the commit and looked too early: its own notice,
             // sent at the commit, must reach them too
-            return releaseWithCallersTransaction(releaseWork(grant, keepFor, ReleaseOrigin.ANY, false));
+            return releaseWithCallersTransaction(grant, releaseWork(grant, keepFor, ReleaseOrigin.ANY, false));
         }
         return transactions.autoCommit("release a lock", releaseWork(grant, keepFor, origin, !durableReleases)) > 0;
     }
@@ -700,28 +700,36 @@ public class JdbcLockStore implements LockStore {
     /**
      * Inside a transaction on the lock tables' own DataSource, the release joins it: the work and the
      * release commit together, and nobody can lock the data before the work is visible. If that
-     * transaction rolls back, the release is repeated on its own. A transaction whose snapshot the
-     * release could not see past ({@link SqlDialect#releasesInSnapshotTransactions}) is not joined:
-     * the release follows its end, so the lock is still held until the work is visible.
+     * transaction rolls back, or the joined release fails, the release is repeated on its own when
+     * the transaction ends. A transaction whose snapshot the release could not see past
+     * ({@link SqlDialect#releasesInSnapshotTransactions}) is not joined: the release follows its end,
+     * so the lock is still held until the work is visible.
      *
-     * @return whether the joined release found the live grant; true for a release that waits for the
-     *         end of the transaction
+     * @return whether the grant was live: deleted by the joined release, or seen on a connection of
+     *         its own for a release that follows the transaction
      */
-    private boolean releaseWithCallersTransaction(StoreTransactions.SqlWork<Integer> work) {
+    private boolean releaseWithCallersTransaction(Grant grant, StoreTransactions.SqlWork<Integer> work) {
         Connection connection = DataSourceUtils.getConnection(transactions.dataSource());
         try {
             boolean joins = dialect.releasesInSnapshotTransactions()
                     || connection.getTransactionIsolation() <= Connection.TRANSACTION_READ_COMMITTED;
-            int rows = joins ? work.run(connection) : 0;
-            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-                @Override
-                public void afterCompletion(int status) {
-                    if (!joins || status != STATUS_COMMITTED) {
-                        releaseOnItsOwn(work, joins ? "after rollback" : "after the caller's transaction");
-                    }
-                }
-            });
-            return !joins || rows > 0;
+            if (!joins) {
+                releaseWhenTheTransactionEnds(work, "after the caller's transaction", true);
+                // the caller's snapshot may not see the grant; a connection of its own does
+                return transactions.autoCommit("look at a lock released after the caller's transaction",
+                        c -> isLive(c, grant));
+            }
+            int rows;
+            try {
+                rows = work.run(connection);
+            }
+            catch (SQLException ex) {
+                // whatever becomes of the caller's transaction, the lock must not wait for its lease
+                releaseWhenTheTransactionEnds(work, "after a release that failed in the caller's transaction", true);
+                throw ex;
+            }
+            releaseWhenTheTransactionEnds(work, "after rollback", false);
+            return rows > 0;
         }
         catch (SQLException ex) {
             throw new LockUnavailableException("Lock store failed to release a lock in the caller's transaction: "
@@ -732,12 +740,34 @@ public class JdbcLockStore implements LockStore {
         }
     }
 
-    private void releaseOnItsOwn(StoreTransactions.SqlWork<Integer> work, String when) {
-        try {
-            transactions.autoCommit("release a lock " + when, work);
-        }
-        catch (RuntimeException ex) {
-            log.warn("Could not release lock {}; its lease will free it: {}", when, ex.toString());
+    /**
+     * Releases on a connection of its own when the caller's transaction ends: always, or only if it
+     * did not commit (the joined release then committed with it).
+     */
+    private void releaseWhenTheTransactionEnds(StoreTransactions.SqlWork<Integer> work, String when, boolean always) {
+        TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+            @Override
+            public void afterCompletion(int status) {
+                if (always || status != STATUS_COMMITTED) {
+                    try {
+                        transactions.autoCommit("release a lock " + when, work);
+                    }
+                    catch (RuntimeException ex) {
+                        log.warn("Could not release lock {}; its lease will free it: {}", when, ex.toString());
+                    }
+                }
+            }
+        });
+    }
+
+    private boolean isLive(Connection connection, Grant grant) throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement("SELECT COUNT(*) FROM " + tables.held()
+                + " WHERE grant_id = ? AND owner_token = ? AND expires_at > " + dialect.now())) {
+            ps.setString(1, grant.grantId());
+            ps.setString(2, grant.owner());
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getInt(1) > 0;
+            }
         }
     }
 

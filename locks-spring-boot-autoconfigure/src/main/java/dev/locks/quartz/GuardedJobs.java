@@ -1,7 +1,10 @@
 package dev.locks.quartz;
 
+import java.lang.annotation.Annotation;
+import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -17,9 +20,12 @@ import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.format.datetime.standard.DurationFormatterUtils;
+import org.springframework.util.ReflectionUtils;
 
 import dev.locks.LockRequest;
 import dev.locks.annotation.ClusterSingleton;
+import dev.locks.annotation.PathLocked;
+import dev.locks.annotation.Semaphore;
 
 /**
  * Decides which Quartz jobs are guarded and how: a job class annotated {@link ClusterSingleton}, or a
@@ -64,6 +70,7 @@ final class GuardedJobs {
 
     private Optional<JobGuard> resolve(JobDetail job) {
         JobKey key = job.getKey();
+        checkNoProxyAnnotations(job.getJobClass(), "Quartz job " + key + " (" + job.getJobClass().getName() + ")");
         ClusterSingleton annotation = AnnotatedElementUtils.findMergedAnnotation(job.getJobClass(), ClusterSingleton.class);
         boolean configured = configuredKeys.stream().anyMatch(c -> names(c, key));
         if (annotation == null && !configured) {
@@ -92,6 +99,38 @@ final class GuardedJobs {
         }
         checkRequests(jobName, lease, retention, where);
         return Optional.of(new JobGuard(jobName, lease, retention, job.isConcurrentExecutionDisallowed(), tenant));
+    }
+
+    /**
+     * The lock annotations' proxy leaves Quartz jobs alone, so that a job's {@code @ClusterSingleton}
+     * is taken once per fire, here. Every other lock annotation on a job would do nothing: the job
+     * would run unlocked, so it fails instead, naming what to do.
+     */
+    private static void checkNoProxyAnnotations(Class<?> jobClass, String where) {
+        for (Class<? extends Annotation> type : List.of(Semaphore.class, PathLocked.class)) {
+            boolean onClass = AnnotatedElementUtils.hasAnnotation(jobClass, type);
+            Method onMethod = annotatedMethod(jobClass, type);
+            if (onClass || onMethod != null) {
+                throw new IllegalArgumentException("@" + type.getSimpleName() + " on " + (onClass ? "" : "method "
+                        + onMethod.getName() + " of ") + where + " is not applied: lock annotations on a Quartz job"
+                        + " other than @ClusterSingleton on its class do nothing. Take the lock inside execute with"
+                        + " LockService.call or run");
+            }
+        }
+        Method singleton = annotatedMethod(jobClass, ClusterSingleton.class);
+        if (singleton != null) {
+            throw new IllegalArgumentException("@ClusterSingleton on method " + singleton.getName() + " of " + where
+                    + " is not applied: put it on the job class");
+        }
+    }
+
+    private static Method annotatedMethod(Class<?> type, Class<? extends Annotation> annotation) {
+        for (Method method : ReflectionUtils.getUniqueDeclaredMethods(type, ReflectionUtils.USER_DECLARED_METHODS)) {
+            if (AnnotatedElementUtils.hasAnnotation(method, annotation)) {
+                return method;
+            }
+        }
+        return null;
     }
 
     /** Builds the job's requests once, so that a bad name or lease fails now, naming the job, not at every fire. */

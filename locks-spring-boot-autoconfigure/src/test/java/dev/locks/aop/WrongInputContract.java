@@ -3,6 +3,7 @@ package dev.locks.aop;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Flow;
 import java.util.concurrent.SubmissionPublisher;
@@ -128,6 +129,11 @@ abstract class WrongInputContract extends AnnotationContract {
     void aMethodReturningACompletableFutureFailsTheStart() {
         assertStartFails(FutureResult.class, "FutureResult.later()", "returning CompletableFuture",
                 "after the release");
+    }
+
+    @Test
+    void aMethodReturningACallableFailsTheStart() {
+        assertStartFails(CallableResult.class, "CallableResult.later()", "returning Callable", "after the release");
     }
 
     @Test
@@ -264,6 +270,13 @@ abstract class WrongInputContract extends AnnotationContract {
         @PathLocked(paths = "'/later'")
         public CompletableFuture<String> later() {
             return CompletableFuture.supplyAsync(() -> "done");
+        }
+    }
+
+    public static class CallableResult {
+        @PathLocked(paths = "'/callable'")
+        public Callable<String> later() {
+            return () -> "done";
         }
     }
 

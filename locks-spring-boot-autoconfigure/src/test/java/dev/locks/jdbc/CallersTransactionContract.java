@@ -42,6 +42,30 @@ abstract class CallersTransactionContract extends LockServiceContract {
         assertFreedAtCommit(TransactionDefinition.ISOLATION_SERIALIZABLE, "/serializable", true);
     }
 
+    @Test
+    void aReleaseInsideARepeatableReadTransactionOfALockLostMeanwhileAnswersFalse() {
+        assertLostLockReleaseAnswersFalse(TransactionDefinition.ISOLATION_REPEATABLE_READ, "/rr/lost");
+    }
+
+    @Test
+    void aReleaseInsideAReadCommittedTransactionOfALockLostMeanwhileAnswersFalse() {
+        assertLostLockReleaseAnswersFalse(TransactionDefinition.ISOLATION_READ_COMMITTED, "/rc/lost");
+    }
+
+    private void assertLostLockReleaseAnswersFalse(int isolation, String path) {
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
+        transaction.setIsolationLevel(isolation);
+        LockHandle h = tryX(path).orElseThrow();
+
+        Boolean released = transaction.execute(status -> {
+            readOnTheTransactionsConnection();
+            assertThat(locks.forceRelease(h.fencingToken())).isTrue();
+            return h.release();
+        });
+
+        assertThat(released).isFalse();
+    }
+
     /**
      * Starts a transaction at {@code isolation} that reads first (taking its snapshot), then either
      * takes the lock, or renews one taken before, and releases it before the commit.

@@ -220,7 +220,7 @@ abstract class LeaseContract extends LockServiceContract {
     }
 
     @Test
-    void aRenewalUnderWayWhenASingletonIsReleasedDoesNotExtendItsLockAtLeastFor() {
+    void aRenewalCollectedBeforeASingletonsReleaseDoesNotExtendItsLockAtLeastFor() {
         LockRequest job = LockRequest.singleton("raced").tenant(tenant).lease(Duration.ofSeconds(60))
                 .lockAtLeastFor(Duration.ofMillis(800)).build();
         LockHandle h = locks.tryAcquire(job).orElseThrow();

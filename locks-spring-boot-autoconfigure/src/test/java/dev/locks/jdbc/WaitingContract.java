@@ -222,6 +222,37 @@ abstract class WaitingContract extends LockServiceContract {
     }
 
     @Test
+    void renewingANestedHandleWithAShortLeaseLeavesTheEnclosingLockItsOwn() {
+        LockHandle outer = locks.enter(x("/kept-lease").lease(Duration.ofSeconds(30)).build());
+        LockHandle nested = locks.enter(x("/kept-lease/deep").build());
+        try {
+            assertThat(nested.renew(Duration.ofMillis(400))).isTrue();
+            sleep(Duration.ofMillis(800));
+
+            assertThat(outer.isValid()).isTrue();
+            assertThat(nested.isValid()).isTrue();
+        }
+        finally {
+            nested.release();
+            outer.release();
+        }
+    }
+
+    @Test
+    void aWatchedHandleRenewedByHandWithAShorterLeaseIsRenewedInTimeByTheWatchdog() {
+        LockHandle h = locks.enter(x("/renewed-shorter").lease(Duration.ofSeconds(30)).build());
+        try {
+            assertThat(h.renew(Duration.ofMillis(600))).isTrue();
+            sleep(Duration.ofMillis(1500));
+
+            assertThat(h.isValid()).isTrue();
+        }
+        finally {
+            h.release();
+        }
+    }
+
+    @Test
     void aReenteredHandleTakesTheNewestTokenOfTheLocksEnclosingIt() {
         LockHandle a = locks.enter(x("/tok/a").build());
         LockHandle b = locks.enter(x("/tok/b").build());

@@ -300,16 +300,39 @@ class ClusterSingletonTriggerListenerTest {
 
     @Test
     void aJobWhoseAnnotationCannotBeUnderstoodFailsTheCheckAndIsVetoed() throws Exception {
+        assertCheckFailsAndTheJobNeverRuns(TestJobs.BadLeaseJob.class, "bad", "cluster.bad", "lockAtMostFor", "soon");
+    }
+
+    @Test
+    void aJobWithASemaphoreAnnotationFailsTheCheckAndIsVetoedRatherThanRunUnlimited() throws Exception {
+        assertCheckFailsAndTheJobNeverRuns(TestJobs.SemaphoreJob.class, "export",
+                "@Semaphore on Quartz job cluster.export", "is not applied", "LockService.call");
+    }
+
+    /** Schedules the job to fire soon: the scheduler's check fails naming it, and its fire is vetoed. */
+    private void assertCheckFailsAndTheJobNeverRuns(Class<? extends Job> type, String name, String... messageParts)
+            throws Exception {
         Instant start = nextSecond();
         QuartzNode node = node("node-a");
-        node.schedule(job(TestJobs.BadLeaseJob.class, "bad", node.id), every(500, "bad", start, 1));
+        node.schedule(job(type, name, node.id), every(500, name, start, 1));
         ClusterSingletonTriggerListener listener = new ClusterSingletonTriggerListener(node.locks);
 
         assertThatThrownBy(() -> listener.checkJobs(node.scheduler)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("cluster.bad").hasMessageContaining("lockAtMostFor").hasMessageContaining("soon");
+                .satisfies(ex -> assertThat(ex.getMessage()).contains(messageParts));
         node.start();
         sleepUntil(start.plusMillis(500));
-        assertThat(log.runs("bad")).isEmpty();
+        assertThat(log.runs(name)).isEmpty();
+    }
+
+    @Test
+    void aClusterSingletonOnTheExecuteMethodFailsTheCheckNamingTheClassAsItsPlace() {
+        QuartzNode node = node("node-a");
+        ClusterSingletonTriggerListener listener = new ClusterSingletonTriggerListener(node.locks);
+
+        assertThatThrownBy(() -> listener.isGuarded(JobBuilder.newJob(TestJobs.MethodSingletonJob.class)
+                .withIdentity("on-method", "cluster").build()))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("@ClusterSingleton on method execute").hasMessageContaining("put it on the job class");
     }
 
     @Test

@@ -6,6 +6,7 @@ import org.quartz.JobExecutionContext;
 import org.quartz.JobExecutionException;
 
 import dev.locks.annotation.ClusterSingleton;
+import dev.locks.annotation.Semaphore;
 
 /** The Quartz jobs of the tests: each records its runs in its {@link FireLog} and does the log's work. */
 final class TestJobs {
@@ -68,5 +69,18 @@ final class TestJobs {
     /** Guarded with an annotation that cannot be understood. */
     @ClusterSingleton(lockAtMostFor = "soon")
     public static class BadLeaseJob extends RecordingJob {
+    }
+
+    /** A semaphore the lock annotations' proxy would never apply to a Quartz job. */
+    @Semaphore(name = "exports", max = 2)
+    public static class SemaphoreJob extends RecordingJob {
+    }
+
+    /** A singleton on a method, where the trigger listener would never read it. */
+    public static class MethodSingletonJob implements Job {
+        @Override
+        @ClusterSingleton
+        public void execute(JobExecutionContext context) {
+        }
     }
 }

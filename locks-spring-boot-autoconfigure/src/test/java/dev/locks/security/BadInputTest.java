@@ -186,6 +186,15 @@ class BadInputTest {
         }
 
         @Test
+        void keepRenewedRefusesALeaseTooShortForTheWatchdogAndGivesTheLockBack() {
+            LockHandle h = locks.acquire(LockRequest.paths("/short-kept").tenant(tenant).lease(Duration.ofMillis(250)).build());
+
+            assertThatThrownBy(() -> locks.keepRenewed(h)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("/short-kept").hasMessageContaining("at least 300 ms");
+            assertThat(locks.holders(tenant, "/short-kept")).isEmpty();
+        }
+
+        @Test
         void badTenantsAndNamesAreRefused() throws Exception {
             refused(l -> LockRequest.paths("/a").tenant(null), IllegalArgumentException.class, "tenant", "null");
             refused(l -> LockRequest.paths("/a").tenant(" "), IllegalArgumentException.class, "tenant", "blank");

@@ -240,6 +240,9 @@ public final class TortureWorker {
 
         private final Deque<Long> tokens = new ArrayDeque<>();
 
+        /** Tokens of the handles the scope holds while nested requests run under them. */
+        private final Deque<Long> held = new ArrayDeque<>();
+
         Scope(String thread) {
             this.thread = thread;
         }
@@ -266,6 +269,7 @@ public final class TortureWorker {
         void reset() {
             depth = 0;
             tokens.clear();
+            held.clear();
         }
     }
 
@@ -282,7 +286,7 @@ public final class TortureWorker {
                     count("grants");
                     try (LockHandle h = locks.enter(request)) {
                         section(h, request, owner, true, scope, random);
-                        maybeNest(random, request, scope);
+                        nestUnder(h, random, request, scope);
                     }
                     return null;
                 });
@@ -300,7 +304,7 @@ public final class TortureWorker {
                 count("grants");
                 try {
                     section(h, request, owner, true, scope, random);
-                    maybeNest(random, request, scope);
+                    nestUnder(h, random, request, scope);
                 }
                 finally {
                     release(h);
@@ -396,6 +400,17 @@ public final class TortureWorker {
         }
     }
 
+    /** Nested requests under a held handle, which a nested handle covered by it re-enters. */
+    private void nestUnder(LockHandle h, Random random, LockRequest request, Scope scope) {
+        scope.held.push(h.fencingToken());
+        try {
+            maybeNest(random, request, scope);
+        }
+        finally {
+            scope.held.pop();
+        }
+    }
+
     /** Inside a scope: another scoped lock, below the outer paths (often re-entered) or elsewhere. */
     private void maybeNest(Random random, LockRequest outer, Scope scope) {
         if (scope.depth > 2 || random.nextInt(100) >= 35) {
@@ -413,7 +428,7 @@ public final class TortureWorker {
             count("grants");
             try {
                 section(h, request, owner, false, scope, random);
-                maybeNest(random, request, scope);
+                nestUnder(h, random, request, scope);
             }
             finally {
                 release(h);
@@ -463,8 +478,8 @@ public final class TortureWorker {
             default -> "-";
         };
         long token = h.fencingToken();
-        // a nested request the scope already covers takes the newest token of the grants enclosing it
-        boolean reentered = scope.tokens.contains(token);
+        // a nested request the scope already covers takes the newest token of the held grants enclosing it
+        boolean reentered = scope.tokens.contains(token) || scope.held.contains(token);
         boolean writer = top && request.mode() == dev.locks.LockMode.EXCLUSIVE && !"-".equals(record);
         long in = retrying(records::now);
         long read1 = -1;

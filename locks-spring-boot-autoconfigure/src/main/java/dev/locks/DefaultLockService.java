@@ -594,6 +594,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
      *
      * @param handle a handle of this service
      * @return the handle
+     * @throws IllegalArgumentException if the handle is not a live one of this service, or its lease is
+     *         shorter than {@link LockSettings#shortestWatchedLease()}; the handle is then released
      */
     public LockHandle keepRenewed(LockHandle handle) {
         if (!(handle instanceof GrantedLock granted) || !live.contains(granted)) {
@@ -604,7 +606,12 @@ public class DefaultLockService implements LockService, AutoCloseable {
         }
         catch (IllegalArgumentException ex) {
             // the caller passes the handle on (the Quartz listener) and would keep nothing to release
-            granted.release();
+            try {
+                granted.release();
+            }
+            catch (RuntimeException releaseFailure) {
+                ex.addSuppressed(releaseFailure);
+            }
             throw ex;
         }
         renewer.register(granted);
@@ -616,7 +623,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
      * third of the way in: a lease shorter than three ticks could run out before its first renewal.
      */
     private void checkRenewable(Duration lease, Supplier<String> what) {
-        Duration shortest = settings.renewalTick().multipliedBy(3);
+        Duration shortest = settings.shortestWatchedLease();
         if (lease.compareTo(shortest) < 0) {
             throw new IllegalArgumentException("The lease of " + lease.toMillis() + " ms for " + what.get()
                     + " is too short for the watchdog, which looks every " + settings.renewalTick().toMillis()

@@ -137,6 +137,14 @@ public final class LockSettings {
         return renewalTick;
     }
 
+    /**
+     * @return the shortest lease the watchdog can keep: three of its ticks, since it renews a third
+     *         of the way in and may look only a tick later
+     */
+    public Duration shortestWatchedLease() {
+        return renewalTick.multipliedBy(3);
+    }
+
     /** @return first delay between polls of a waiting request */
     public Duration backoffInitial() {
         return backoffInitial;

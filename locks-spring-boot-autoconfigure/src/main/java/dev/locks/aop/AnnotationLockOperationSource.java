@@ -195,12 +195,17 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         }
         boolean async = AnnotatedElementUtils.hasAnnotation(method, Async.class)
                 || AnnotatedElementUtils.hasAnnotation(userClass, Async.class);
-        if (!async && (Future.class.isAssignableFrom(returned) || CompletionStage.class.isAssignableFrom(returned)
-                || Callable.class.isAssignableFrom(returned) || LATER_WORK.stream().anyMatch(n -> implementsType(returned, n)))) {
+        if (!async && (Future.class.isAssignableFrom(returned) || CompletionStage.class.isAssignableFrom(returned))) {
             throw new InvalidLockAnnotationException("Lock annotation on " + parser.description()
                     + ": a method returning " + returned.getSimpleName() + " may finish its work on another thread"
                     + " after it returns, and so after the release; make it @Async (the lock is then held on the"
                     + " thread that runs it) or lock inside the asynchronous work");
+        }
+        // @Async returns only void or a Future: for these the returned object's work always runs later
+        if (Callable.class.isAssignableFrom(returned) || LATER_WORK.stream().anyMatch(n -> implementsType(returned, n))) {
+            throw new InvalidLockAnnotationException("Lock annotation on " + parser.description()
+                    + ": a method returning " + returned.getSimpleName() + " hands its work to run after it returns,"
+                    + " and so after the release; lock inside that work instead");
         }
     }
 

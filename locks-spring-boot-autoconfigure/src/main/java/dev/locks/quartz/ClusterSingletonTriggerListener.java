@@ -108,6 +108,9 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
     // one fire at a time per worker thread: Quartz calls veto, run and completion on the same thread
     private final Map<Thread, HeldFire> held = new ConcurrentHashMap<>();
 
+    /** Jobs whose fires were refused for their annotations or settings, reported once each. */
+    private final Set<JobKey> refusedJobs = ConcurrentHashMap.newKeySet();
+
     /**
      * Guards the job classes annotated {@link ClusterSingleton}, with the default marker retention.
      *
@@ -126,7 +129,8 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
      */
     public ClusterSingletonTriggerListener(LockService locks, Collection<String> jobKeys, Duration fireMarkerRetention) {
         this.locks = Objects.requireNonNull(locks, "locks");
-        this.jobs = new GuardedJobs(jobKeys, fireMarkerRetention);
+        this.jobs = new GuardedJobs(jobKeys, fireMarkerRetention, locks instanceof DefaultLockService engine
+                ? engine.settings().shortestWatchedLease() : Duration.ZERO);
     }
 
     /**
@@ -145,7 +149,8 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
      *
      * @param job a job
      * @return true if the job's class is annotated or its key configured
-     * @throws IllegalArgumentException if its {@code @ClusterSingleton} has an invalid attribute
+     * @throws IllegalArgumentException if its {@code @ClusterSingleton} has an invalid attribute or a lease the
+     *         watchdog cannot keep, or it carries a lock annotation a Quartz job cannot honour
      */
     public boolean isGuarded(JobDetail job) {
         return jobs.guardOf(job).isPresent();
@@ -159,7 +164,7 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
      * @param scheduler a scheduler with its jobs added
      * @return the keys of its guarded jobs
      * @throws SchedulerException if Quartz cannot list the jobs
-     * @throws IllegalArgumentException naming the job whose annotation is invalid
+     * @throws IllegalArgumentException naming the job whose annotations or leases cannot be honoured
      */
     public List<JobKey> checkJobs(Scheduler scheduler) throws SchedulerException {
         List<JobKey> guarded = new ArrayList<>();
@@ -219,8 +224,14 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
         try {
             guard = jobs.guardOf(context.getJobDetail());
         }
-        catch (IllegalArgumentException ex) {
-            log.error("Vetoed {}: {}", describe(context), ex.getMessage());
+        catch (RuntimeException ex) {
+            // once at ERROR per job: the same reason refuses every fire
+            if (refusedJobs.add(context.getJobDetail().getKey())) {
+                log.error("Vetoed {}: {}", describe(context), ex.getMessage());
+            }
+            else {
+                log.debug("Vetoed {}: {}", describe(context), ex.getMessage());
+            }
             return true;
         }
         return guard.isPresent() && !take(guard.get(), context);

@@ -42,20 +42,44 @@ final class GuardedJobs {
 
     private final Duration defaultRetention;
 
-    private final Map<Resolved, Optional<JobGuard>> cache = new ConcurrentHashMap<>();
+    private final Duration shortestLease;
 
-    GuardedJobs(Collection<String> configuredKeys, Duration defaultRetention) {
+    private final Map<Resolved, Resolution> cache = new ConcurrentHashMap<>();
+
+    /**
+     * @param shortestLease the shortest lease the lock service's watchdog can keep, or zero if unknown
+     */
+    GuardedJobs(Collection<String> configuredKeys, Duration defaultRetention, Duration shortestLease) {
         this.configuredKeys = Set.copyOf(Objects.requireNonNull(configuredKeys, "configuredKeys"));
-        this.defaultRetention = positive(defaultRetention, "the fire marker retention");
+        this.shortestLease = Objects.requireNonNull(shortestLease, "shortestLease");
+        this.defaultRetention = watchable(positive(defaultRetention, "the fire marker retention"),
+                "the fire marker retention");
+    }
+
+    /** What resolving a job gave: its guard, or why it cannot run. */
+    private record Resolution(Optional<JobGuard> guard, IllegalArgumentException failure) {
     }
 
     /**
      * @param job a job
      * @return how it is guarded, or empty if it is not
-     * @throws IllegalArgumentException if its {@code @ClusterSingleton} cannot be understood
+     * @throws IllegalArgumentException if its {@code @ClusterSingleton} cannot be understood, asks for a
+     *         lease the watchdog cannot keep, or it carries a lock annotation a Quartz job cannot honour
      */
     Optional<JobGuard> guardOf(JobDetail job) {
-        return cache.computeIfAbsent(new Resolved(job.getKey(), job.getJobClass()), k -> resolve(job));
+        Resolution resolution = cache.computeIfAbsent(new Resolved(job.getKey(), job.getJobClass()), k -> {
+            try {
+                return new Resolution(resolve(job), null);
+            }
+            catch (IllegalArgumentException ex) {
+                // kept, so that every fire of the job is refused for the same reason without looking again
+                return new Resolution(Optional.empty(), ex);
+            }
+        });
+        if (resolution.failure() != null) {
+            throw resolution.failure();
+        }
+        return resolution.guard();
     }
 
     /** @return whether the configured entry names the job with this key */
@@ -87,9 +111,12 @@ final class GuardedJobs {
                 jobName = annotation.name().strip();
             }
             lease = duration(annotation.lockAtMostFor(), "lockAtMostFor", where);
+            if (lease != null) {
+                watchable(lease, "lockAtMostFor of " + where);
+            }
             Duration atLeast = duration(annotation.lockAtLeastFor(), "lockAtLeastFor", where);
             if (atLeast != null) {
-                retention = positive(atLeast, "lockAtLeastFor of " + where);
+                retention = watchable(positive(atLeast, "lockAtLeastFor of " + where), "lockAtLeastFor of " + where);
             }
             tenant = tenant(annotation.tenant(), where);
             if (annotation.onBusy() != ClusterSingleton.OnBusy.SKIP) {
@@ -171,6 +198,15 @@ final class GuardedJobs {
             throw new IllegalArgumentException("tenant = \"" + text + "\" of " + where + " is not a SpEL expression: "
                     + ex.getMessage(), ex);
         }
+    }
+
+    /** A lease the watchdog renews while the job runs must be one it can keep. */
+    private Duration watchable(Duration lease, String what) {
+        if (lease.compareTo(shortestLease) < 0) {
+            throw new IllegalArgumentException(what + " (" + lease.toMillis() + " ms) is shorter than the "
+                    + shortestLease.toMillis() + " ms the lock service's watchdog needs to renew it while the job runs");
+        }
+        return lease;
     }
 
     private static Duration positive(Duration d, String what) {

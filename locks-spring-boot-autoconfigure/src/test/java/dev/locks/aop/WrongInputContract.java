@@ -137,6 +137,12 @@ abstract class WrongInputContract extends AnnotationContract {
     }
 
     @Test
+    void anAsyncMethodReturningACallableFailsTheStartToo() {
+        assertStartFails(AsyncCallableResult.class, "AsyncCallableResult.later()", "returning Callable",
+                "lock inside that work");
+    }
+
+    @Test
     void aMethodReturningAFlowPublisherFailsTheStart() {
         assertStartFails(FlowResult.class, "FlowResult.items()", "reactive return types are not supported");
     }
@@ -275,6 +281,14 @@ abstract class WrongInputContract extends AnnotationContract {
 
     public static class CallableResult {
         @PathLocked(paths = "'/callable'")
+        public Callable<String> later() {
+            return () -> "done";
+        }
+    }
+
+    public static class AsyncCallableResult {
+        @Async
+        @PathLocked(paths = "'/async-callable'")
         public Callable<String> later() {
             return () -> "done";
         }

@@ -226,7 +226,9 @@ abstract class WaitingContract extends LockServiceContract {
         LockHandle outer = locks.enter(x("/kept-lease").lease(Duration.ofSeconds(30)).build());
         LockHandle nested = locks.enter(x("/kept-lease/deep").build());
         try {
+            java.time.Instant outerExpiry = outer.expiresAt();
             assertThat(nested.renew(Duration.ofMillis(400))).isTrue();
+            assertThat(outer.expiresAt()).as("the enclosing lease, untouched").isEqualTo(outerExpiry);
             sleep(Duration.ofMillis(800));
 
             assertThat(outer.isValid()).isTrue();

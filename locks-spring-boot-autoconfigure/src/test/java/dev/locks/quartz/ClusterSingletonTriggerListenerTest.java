@@ -309,6 +309,12 @@ class ClusterSingletonTriggerListenerTest {
                 "@Semaphore on Quartz job cluster.export", "is not applied", "LockService.call");
     }
 
+    @Test
+    void aJobWithALeaseTooShortForTheWatchdogFailsTheCheckRatherThanBeingVetoedAtEveryFire() throws Exception {
+        assertCheckFailsAndTheJobNeverRuns(TestJobs.TooShortLeaseJob.class, "short", "lockAtMostFor", "200 ms",
+                "300 ms");
+    }
+
     /** Schedules the job to fire soon: the scheduler's check fails naming it, and its fire is vetoed. */
     private void assertCheckFailsAndTheJobNeverRuns(Class<? extends Job> type, String name, String... messageParts)
             throws Exception {

@@ -71,6 +71,12 @@ final class TestJobs {
     public static class BadLeaseJob extends RecordingJob {
     }
 
+    /** Guarded, never two runs at once, with a lease too short for the watchdog to keep while it runs. */
+    @ClusterSingleton(lockAtMostFor = "200ms")
+    @DisallowConcurrentExecution
+    public static class TooShortLeaseJob extends RecordingJob {
+    }
+
     /** A semaphore the lock annotations' proxy would never apply to a Quartz job. */
     @Semaphore(name = "exports", max = 2)
     public static class SemaphoreJob extends RecordingJob {

@@ -187,8 +187,8 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     /** Work that continues after the method returns would run after the release. */
     private static void checkReturnType(Method method, Class<?> userClass, LockAnnotationParser parser) {
         Class<?> returned = method.getReturnType();
-        if (implementsInterface(returned, "org.reactivestreams.Publisher")
-                || implementsInterface(returned, "java.util.concurrent.Flow$Publisher")) {
+        if (isA(returned, "org.reactivestreams.Publisher")
+                || isA(returned, "java.util.concurrent.Flow$Publisher")) {
             throw new InvalidLockAnnotationException("Lock annotation on " + parser.description()
                     + ": reactive return types are not supported; the lock would be released when the publisher"
                     + " is returned, before its work runs");
@@ -202,25 +202,15 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
                     + " thread that runs it) or lock inside the asynchronous work");
         }
         // @Async returns only void or a Future: for these the returned object's work always runs later
-        if (Callable.class.isAssignableFrom(returned) || LATER_WORK.stream().anyMatch(n -> implementsType(returned, n))) {
+        if (Callable.class.isAssignableFrom(returned) || LATER_WORK.stream().anyMatch(n -> isA(returned, n))) {
             throw new InvalidLockAnnotationException("Lock annotation on " + parser.description()
                     + ": a method returning " + returned.getSimpleName() + " hands its work to run after it returns,"
                     + " and so after the release; lock inside that work instead");
         }
     }
 
-    /** Whether {@code type} is or extends the class named {@code name}, which may be absent. */
-    private static boolean implementsType(Class<?> type, String name) {
-        for (Class<?> c = type; c != null; c = c.getSuperclass()) {
-            if (c.getName().equals(name)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** Whether {@code type} is or implements the interface named {@code name}, which may be absent. */
-    private static boolean implementsInterface(Class<?> type, String name) {
+    /** Whether {@code type} is, extends or implements the type named {@code name}, which may be absent. */
+    private static boolean isA(Class<?> type, String name) {
         if (type == null) {
             return false;
         }
@@ -228,11 +218,11 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
             return true;
         }
         for (Class<?> parent : type.getInterfaces()) {
-            if (implementsInterface(parent, name)) {
+            if (isA(parent, name)) {
                 return true;
             }
         }
-        return implementsInterface(type.getSuperclass(), name);
+        return isA(type.getSuperclass(), name);
     }
 
     private void checkExpressions(LockOperation operation, AnnotatedElementKey element) {

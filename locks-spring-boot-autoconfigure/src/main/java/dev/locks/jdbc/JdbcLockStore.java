@@ -55,6 +55,9 @@ public class JdbcLockStore implements LockStore {
 
     private static final int SHOWN_CONFLICTS = 5;
 
+    /** The isolation level of the pool's connections when a transaction does not set one; null until read. */
+    private volatile Integer poolIsolation;
+
     private static final String UNTIMED_COLUMN_LIST = "grant_id, owner_token, kind, tenant, path, lock_key, scope_key,"
             + " lock_mode, permits, node, thread";
 
@@ -675,7 +678,7 @@ public class JdbcLockStore implements LockStore {
     /** Deletes a grant's live rows, or with {@code keepFor} ends their lease that long after the grant. */
     private String releaseSql(Duration keepFor) {
         // only live rows count: an expired grant may belong to nobody or be overtaken; the purge removes it
-        String live = " WHERE grant_id = ? AND owner_token = ? AND expires_at > " + dialect.now();
+        String live = liveRowsOfGrant();
         return keepFor.isZero()
                 ? "DELETE FROM " + tables.held() + live
                 // lockAtLeastFor: end the lease at acquired_at + keepFor (in the past if that has passed already),
@@ -683,6 +686,11 @@ public class JdbcLockStore implements LockStore {
                 // A new grant id, so that a renewal already under way cannot extend the kept rows again
                 : "UPDATE " + tables.held() + " SET expires_at = " + dialect.plusMicros("acquired_at")
                         + ", grant_id = ?" + live;
+    }
+
+    /** The live rows of one grant and owner, whose ids are the two parameters, by the database's clock. */
+    private String liveRowsOfGrant() {
+        return " WHERE grant_id = ? AND owner_token = ? AND expires_at > " + dialect.now();
     }
 
     /** Binds {@link #releaseSql} from parameter {@code index}; returns the next index. */
@@ -712,7 +720,7 @@ public class JdbcLockStore implements LockStore {
         Connection connection = DataSourceUtils.getConnection(transactions.dataSource());
         try {
             boolean joins = dialect.releasesInSnapshotTransactions()
-                    || connection.getTransactionIsolation() <= Connection.TRANSACTION_READ_COMMITTED;
+                    || isolationOf(connection) <= Connection.TRANSACTION_READ_COMMITTED;
             if (!joins) {
                 releaseWhenTheTransactionEnds(work, "after the caller's transaction", true);
                 // the caller's snapshot may not see the grant; a connection of its own does
@@ -741,6 +749,23 @@ public class JdbcLockStore implements LockStore {
     }
 
     /**
+     * The caller's isolation level without a round trip per release (PostgreSQL's driver asks the
+     * server each time): the level Spring set for the transaction, else the pool's default, read once.
+     */
+    private int isolationOf(Connection connection) throws SQLException {
+        Integer declared = TransactionSynchronizationManager.getCurrentTransactionIsolationLevel();
+        if (declared != null) {
+            return declared;
+        }
+        Integer pooled = poolIsolation;
+        if (pooled == null) {
+            pooled = connection.getTransactionIsolation();
+            poolIsolation = pooled;
+        }
+        return pooled;
+    }
+
+    /**
      * Releases on a connection of its own when the caller's transaction ends: always, or only if it
      * did not commit (the joined release then committed with it).
      */
@@ -762,7 +787,7 @@ public class JdbcLockStore implements LockStore {
 
     private boolean isLive(Connection connection, Grant grant) throws SQLException {
         try (PreparedStatement ps = connection.prepareStatement("SELECT COUNT(*) FROM " + tables.held()
-                + " WHERE grant_id = ? AND owner_token = ? AND expires_at > " + dialect.now())) {
+                + liveRowsOfGrant())) {
             ps.setString(1, grant.grantId());
             ps.setString(2, grant.owner());
             try (ResultSet rs = ps.executeQuery()) {

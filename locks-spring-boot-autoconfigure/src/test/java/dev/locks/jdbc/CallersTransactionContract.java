@@ -23,6 +23,12 @@ import dev.locks.LockHandle;
 abstract class CallersTransactionContract extends LockServiceContract {
 
     @Test
+    void aReleaseInsideATransactionAtThePoolsDefaultLevelFreesTheLockAtItsCommit() {
+        assertFreedAtCommit(TransactionDefinition.ISOLATION_DEFAULT, "/default", false);
+        assertFreedAtCommit(TransactionDefinition.ISOLATION_DEFAULT, "/default/again", true);
+    }
+
+    @Test
     void aReleaseInsideAReadCommittedTransactionFreesTheLockAtItsCommit() {
         assertFreedAtCommit(TransactionDefinition.ISOLATION_READ_COMMITTED, "/rc", false);
     }

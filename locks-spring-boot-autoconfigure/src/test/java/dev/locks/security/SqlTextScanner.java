@@ -81,7 +81,7 @@ final class SqlTextScanner {
             "lockRows(n)", "extendLeases(n,\"?\")", "plusMicros(now())",
             "plusMicros(\"clock_timestamp()\")", "extendLeases.apply(\"renew_until\")",
             "extendLeases.apply(\"(SELECT until FROM c)\")", "dialect.renewalTrip(lockRows(n),until->extendLeases(n,until))",
-            "clock(now)", "dialect.schemaCreationLock()");
+            "clock(now)", "dialect.schemaCreationLock()", "liveRowsOfGrant()");
 
     private record Token(String text, int line) {
 

@@ -8,9 +8,10 @@ import java.time.Instant;
 import java.util.List;
 
 /**
- * H2, the embedded default. H2 has no shared row locks, so ancestors are locked {@code FOR UPDATE}
- * too: acquisitions in one tenant serialise for the few microseconds of their transaction, which
- * is fine in one process. Paths compare by UTF-16 code unit, which keeps subtree ranges exact.
+ * H2, the embedded default. H2 has no shared row locks, so a path grant locks its tenant's root
+ * row {@code FOR UPDATE} ({@link #sharesNodeLocks}): acquisitions in one tenant serialise for the
+ * few microseconds of their transaction, which is fine in one process. Paths compare by UTF-16
+ * code unit, which keeps subtree ranges exact.
  */
 public class H2Dialect extends SqlDialect {
 
@@ -76,6 +77,21 @@ public class H2Dialect extends SqlDialect {
     @Override
     boolean usesNodeTable() {
         return true;
+    }
+
+    @Override
+    boolean sharesNodeLocks() {
+        return false;
+    }
+
+    @Override
+    boolean insertsUnlessConflicting() {
+        return true;
+    }
+
+    @Override
+    String keyParameter() {
+        return "CAST(? AS BINARY(32))";
     }
 
     // CURRENT_TIMESTAMP is the transaction's start time in H2

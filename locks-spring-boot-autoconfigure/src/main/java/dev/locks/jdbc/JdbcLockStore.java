@@ -153,7 +153,7 @@ public class JdbcLockStore implements LockStore {
         boolean released = releasing != null && releaseWork(releasing, Duration.ZERO, origin, false).run(connection) > 0;
         boolean nameHolders = releasing == null;
         Grant grant;
-        if (request.kind() == LockKind.SEMAPHORE) {
+        if (request.kind() == LockKind.SEMAPHORE && !dialect.insertsUnlessConflicting()) {
             // permits are counted, so the holders are read either way
             List<LockHolder> ahead = findConflicts(connection, request, now);
             if (!ahead.isEmpty()) {
@@ -162,8 +162,9 @@ public class JdbcLockStore implements LockStore {
             grant = insert(connection, tables.held(), request, now, request.lease());
         }
         else {
-            // the free case costs one statement; naming the holders costs another only when busy
-            grant = conflictExists(connection, request, now) ? null
+            // the free case costs one or two statements; naming the holders costs another only when busy
+            grant = dialect.insertsUnlessConflicting() ? insertUnlessConflicting(connection, request, now)
+                    : conflictExists(connection, request, now) ? null
                     : insert(connection, tables.held(), request, now, request.lease());
             if (grant == null) {
                 return new HandOff(released, busyNow(connection, request, now, nameHolders));
@@ -212,10 +213,14 @@ public class JdbcLockStore implements LockStore {
         return request.kind() == LockKind.SEMAPHORE ? conflicts.permitLimit(clock) : "?";
     }
 
-    /** Binds {@link #busyAt} from parameter {@code index}; returns the next index. */
-    private static int bindBusyAt(PreparedStatement ps, int index, GrantRequest request) throws SQLException {
+    /**
+     * Binds {@link #busyAt} from parameter {@code index}; returns the next index.
+     *
+     * @param now the time for {@link PathConflictQuery#BOUND_CLOCK}, or null where the clock is an SQL expression
+     */
+    private int bindBusyAt(PreparedStatement ps, int index, GrantRequest request, Instant now) throws SQLException {
         if (request.kind() == LockKind.SEMAPHORE) {
-            return PathConflictQuery.bindPermitLimit(ps, index, semaphoreKey(request), request.permits());
+            return conflicts.bindPermitLimit(ps, index, semaphoreKey(request), request.permits(), now);
         }
         ps.setInt(index, 1);
         return index + 1;
@@ -404,8 +409,16 @@ public class JdbcLockStore implements LockStore {
         });
     }
 
-    /** Ancestors shared, requested paths exclusive, all in path order (a parent before its children). */
-    private static List<SqlDialect.NodeLock> nodeLocks(GrantRequest request) {
+    /**
+     * Ancestors shared, requested paths exclusive, all in path order (a parent before its children);
+     * where node locks cannot be shared, the tenant's root alone.
+     */
+    private List<SqlDialect.NodeLock> nodeLocks(GrantRequest request) {
+        if (!dialect.sharesNodeLocks() && request.kind() == LockKind.PATH) {
+            // the root is an ancestor of every other path, so each path grant of the tenant would lock its
+            // row exclusively anyway: that row alone serialises them, and the rows below it add only work
+            return List.of(new SqlDialect.NodeLock(LockKeys.lockKey(request.kind(), request.tenant(), LockPath.ROOT), true));
+        }
         Map<LockPath, Boolean> exclusive = new java.util.TreeMap<>();
         for (LockPath path : request.paths()) {
             for (LockPath ancestor : path.ancestors()) {
@@ -417,6 +430,35 @@ public class JdbcLockStore implements LockStore {
         exclusive.forEach((path, x) -> locks.add(new SqlDialect.NodeLock(
                 LockKeys.lockKey(request.kind(), request.tenant(), path), x)));
         return locks;
+    }
+
+    /**
+     * The request's held rows, inserted in one statement with the conflict check (for a semaphore:
+     * while its grants and earlier waiters are fewer than its {@link PathConflictQuery#permitLimit
+     * permit limit}); null if nothing went in.
+     */
+    private Grant insertUnlessConflicting(Connection connection, GrantRequest request, Instant now) throws SQLException {
+        Instant expires = now.plus(request.lease()).truncatedTo(ChronoUnit.MICROS);
+        long waitersBefore = waitersBefore(request);
+        boolean semaphore = request.kind() == LockKind.SEMAPHORE;
+        String clock = PathConflictQuery.BOUND_CLOCK;
+        StringBuilder sql = new StringBuilder("INSERT INTO ");
+        sql.append(tables.held()).append(" (").append(COLUMN_LIST).append(") SELECT * FROM (")
+                .append(valueRows(request, BOUND_TIMES)).append(") AS v (").append(COLUMN_LIST)
+                .append(semaphore ? ") WHERE (SELECT count(*) FROM (" : ") WHERE NOT EXISTS (");
+        conflicts.appendBranches(sql, false, clock, request.kind(), request.paths(), exemptOwner(request),
+                onlyExclusive(request), waitersBefore);
+        sql.append(semaphore ? " LIMIT ?) AS taken) < " + busyAt(request, clock) : ")");
+        try (PreparedStatement ps = connection.prepareStatement(sql.toString(), new String[] { "id" })) {
+            int i = bindRows(ps, 1, request, now, expires);
+            i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), now, exemptOwner(request),
+                    waitersBefore);
+            if (semaphore) {
+                ps.setInt(i++, countedRows(request));
+                bindBusyAt(ps, i, request, now);
+            }
+            return ps.executeUpdate() == 0 ? null : grantOf(ps, request, expires);
+        }
     }
 
     private Grant insert(Connection connection, String table, GrantRequest request, Instant now, Duration lease)
@@ -474,7 +516,7 @@ public class JdbcLockStore implements LockStore {
                     exemptOwner(request), waitersBefore);
             if (semaphore) {
                 ps.setInt(i++, countedRows(request));
-                i = bindBusyAt(ps, i, request);
+                i = bindBusyAt(ps, i, request, null);
             }
             if (request.ticket() > 0) {
                 ps.setString(i++, request.grantId());
@@ -569,7 +611,7 @@ public class JdbcLockStore implements LockStore {
             i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null,
                     exemptOwner(request), waitersBefore);
             ps.setInt(i++, countedRows(request));
-            i = bindBusyAt(ps, i, request);
+            i = bindBusyAt(ps, i, request, null);
             i = bindRows(ps, i, request, null, null);
             if (request.ticket() > 0) {
                 ps.setString(i, request.grantId());
@@ -598,8 +640,10 @@ public class JdbcLockStore implements LockStore {
      * One row of parameters per path, in the order of {@link #UNTIMED_COLUMN_LIST}, then
      * {@code times}: {@link #BOUND_TIMES}, the times in SQL, or nothing.
      */
-    private static String valueRows(GrantRequest request, String times) {
-        return "VALUES " + String.join(",", Collections.nCopies(request.paths().size(), "(?,?,?,?,?,?,?,?,?,?,?" + times + ")"));
+    private String valueRows(GrantRequest request, String times) {
+        String key = dialect.keyParameter();
+        return "VALUES " + String.join(",", Collections.nCopies(request.paths().size(),
+                "(?,?,?,?,?," + key + "," + key + ",?,?,?,?" + times + ")"));
     }
 
     /**

@@ -259,12 +259,20 @@ final class PathConflictQuery {
                 + clock + ")";
     }
 
-    /** Binds {@link #permitLimit} from parameter {@code index}; returns the next index. */
-    static int bindPermitLimit(PreparedStatement ps, int index, byte[] key, int permits) throws SQLException {
-        ps.setInt(index, permits);
-        ps.setInt(index + 1, permits);
-        ps.setBytes(index + 2, key);
-        return index + 3;
+    /**
+     * Binds {@link #permitLimit} from parameter {@code index}; returns the next index.
+     *
+     * @param now the time for {@link #BOUND_CLOCK}, or null where the clock is an SQL expression
+     */
+    int bindPermitLimit(PreparedStatement ps, int index, byte[] key, int permits, Instant now) throws SQLException {
+        int i = index;
+        ps.setInt(i++, permits);
+        ps.setInt(i++, permits);
+        ps.setBytes(i++, key);
+        if (now != null) {
+            dialect.setTime(ps, i++, now);
+        }
+        return i;
     }
 
     private int bindFilter(PreparedStatement ps, int i, Instant now, String exceptOwner, long before)

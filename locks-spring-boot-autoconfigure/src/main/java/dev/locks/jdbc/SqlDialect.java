@@ -269,6 +269,32 @@ public abstract class SqlDialect {
     }
 
     /**
+     * @return the parameter of a 32-byte key in a {@code VALUES} row, cast where the database would
+     *         otherwise give the row's column the type of text (H2, whose {@code INSERT ... SELECT}
+     *         from such rows then stores the bytes decoded as UTF-8)
+     */
+    String keyParameter() {
+        return "?";
+    }
+
+    /**
+     * @return true where a grant transaction inserts its rows and checks for conflicts in one
+     *         {@code INSERT ... SELECT ... WHERE NOT EXISTS}; false where that statement costs more than
+     *         the two (InnoDB takes its table-level auto-increment lock for an {@code INSERT ... SELECT})
+     */
+    boolean insertsUnlessConflicting() {
+        return false;
+    }
+
+    /**
+     * @return false where the database has no shared row locks (H2), so that a grant locks its
+     *         ancestors' node rows exclusively too, and every path grant of a tenant its root's row
+     */
+    boolean sharesNodeLocks() {
+        return true;
+    }
+
+    /**
      * A statement that runs {@code modification} (a DELETE or UPDATE of lock rows) and tells other
      * nodes listening on {@code channel} about the tenants touched where requests wait in
      * {@code waitTable}, in one round trip; its one row holds the update count.

@@ -76,7 +76,7 @@ final class SqlTextScanner {
             "valueRows(request,\", \"+dialect.blockTimes())",
             "dialect.pipelinedSerialise()", "dialect.blockOpening(tables,locks,release)", "dialect.blockClock()",
             "releaseSql(Duration.ZERO)", "releaseSql(keepFor)", "notifyingRelease()",
-            "dialect.blockThen(busyAt(request,dialect.blockClock()))", "busyAt(request,\"c.now\")", "busyAt(request,dialect.blockClock())",
+            "dialect.blockThen(busyAt(request,dialect.blockClock()))", "busyAt(request,\"c.now\")", "busyAt(request,clock)", "busyAt(request,dialect.blockClock())",
             "conflicts.permitLimit(clock)", "dialect.blockClosing()", "dialect.pipelinedEnd()", "dialect.blockTimes()",
             "lockRows(n)", "extendLeases(n,\"?\")", "plusMicros(now())",
             "plusMicros(\"clock_timestamp()\")", "extendLeases.apply(\"renew_until\")",

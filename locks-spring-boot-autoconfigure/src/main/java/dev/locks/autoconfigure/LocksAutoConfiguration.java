@@ -32,6 +32,7 @@ import dev.locks.aop.LockExpressionEvaluator;
 import dev.locks.aop.LockInterceptor;
 import dev.locks.aop.LockOperationSource;
 import dev.locks.jdbc.JdbcLockService;
+import dev.locks.quartz.JobBeanCheck;
 
 /**
  * Gives an application with a {@link DataSource} a {@link LockService} over that database (tables
@@ -142,6 +143,18 @@ public final class LocksAutoConfiguration {
     @ConditionalOnClass(Advisor.class)
     @Import(LocksProxyRegistrar.class)
     static class AnnotationConfiguration {
+
+        /** The proxy leaves Quartz jobs alone: a job bean's other lock annotations must fail the start. */
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnClass(name = "org.quartz.Job")
+        static class QuartzJobBeans {
+
+            @Bean
+            @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+            static JobBeanCheck lockAnnotationsOnJobBeansCheck() {
+                return new JobBeanCheck();
+            }
+        }
 
         @Bean
         @Role(BeanDefinition.ROLE_INFRASTRUCTURE)

@@ -132,16 +132,18 @@ final class GuardedJobs {
      * The lock annotations' proxy leaves Quartz jobs alone, so that a job's {@code @ClusterSingleton}
      * is taken once per fire, here. Every other lock annotation on a job would do nothing: the job
      * would run unlocked, so it fails instead, naming what to do.
+     *
+     * @param where the job or bean, for the message
      */
-    private static void checkNoProxyAnnotations(Class<?> jobClass, String where) {
+    static void checkNoProxyAnnotations(Class<?> jobClass, String where) {
         for (Class<? extends Annotation> type : List.of(Semaphore.class, PathLocked.class)) {
             boolean onClass = AnnotatedElementUtils.hasAnnotation(jobClass, type);
             Method onMethod = annotatedMethod(jobClass, type);
             if (onClass || onMethod != null) {
                 throw new IllegalArgumentException("@" + type.getSimpleName() + " on " + (onClass ? "" : "method "
-                        + onMethod.getName() + " of ") + where + " is not applied: lock annotations on a Quartz job"
-                        + " other than @ClusterSingleton on its class do nothing. Take the lock inside execute with"
-                        + " LockService.call or run");
+                        + onMethod.getName() + " of ") + where + " is not applied: the lock annotations' proxy leaves Quartz jobs alone, so"
+                        + " on a job any but @ClusterSingleton on its class do nothing. Take the lock in the method's"
+                        + " body with LockService.call or run");
             }
         }
         Method singleton = annotatedMethod(jobClass, ClusterSingleton.class);

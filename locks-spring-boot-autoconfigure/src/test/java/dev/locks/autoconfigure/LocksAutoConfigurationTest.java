@@ -308,6 +308,35 @@ class LocksAutoConfigurationTest {
         });
     }
 
+    @Test
+    void aBeanThatIsAQuartzJobWithALockedMethodFailsTheStartNamingIt() {
+        // without Quartz's auto-configuration, so without the trigger listener: the bean is checked anyway
+        runner.withBean("exportJob", LockedMethodJob.class).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasMessageContaining(
+                    "@Semaphore on method export of bean 'exportJob' (" + LockedMethodJob.class.getName()
+                            + "), a Quartz job, is not applied").hasMessageContaining("LockService.call");
+        });
+    }
+
+    @Test
+    void aBeanThatIsAQuartzJobWithClusterSingletonOnItsClassStarts() {
+        runner.withBean("guardedJob", GuardedJob.class).run(context -> assertThat(context).hasNotFailed());
+    }
+
+    /** A job that is also called as a service; its method's annotation would do nothing. */
+    public static class LockedMethodJob implements org.quartz.Job {
+
+        @Override
+        public void execute(org.quartz.JobExecutionContext context) {
+            export();
+        }
+
+        @dev.locks.annotation.Semaphore(name = "exports", max = 2)
+        public void export() {
+        }
+    }
+
     /** A Quartz job guarded by the trigger listener, per scheduled fire. */
     @dev.locks.annotation.ClusterSingleton(name = "guarded")
     public static class GuardedJob implements org.quartz.Job {

@@ -210,7 +210,7 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     }
 
     /** Whether {@code type} is, extends or implements the type named {@code name}, which may be absent. */
-    private static boolean isA(Class<?> type, String name) {
+    static boolean isA(Class<?> type, String name) {
         if (type == null) {
             return false;
         }

@@ -3,7 +3,6 @@ package dev.locks.aop;
 import java.lang.reflect.Method;
 
 import org.springframework.aop.support.StaticMethodMatcherPointcut;
-import org.springframework.util.ClassUtils;
 
 /**
  * Matches the methods for which the {@link LockOperationSource} has operations. Asking it is what
@@ -20,8 +19,9 @@ final class LockOperationSourcePointcut extends StaticMethodMatcherPointcut {
 
     // A Quartz job with @ClusterSingleton is guarded per scheduled fire by the Quartz trigger listener.
     // Spring's job factory builds jobs with createBean, which would otherwise proxy them for a second lock.
+    // by name, through sub-interfaces such as InterruptableJob too: Quartz is optional
     private static boolean isQuartzJob(Class<?> type) {
-        return ClassUtils.getAllInterfacesForClassAsSet(type).stream().anyMatch(i -> i.getName().equals("org.quartz.Job"));
+        return AnnotationLockOperationSource.isA(type, "org.quartz.Job");
     }
 
     @Override

@@ -88,7 +88,8 @@ public abstract class SqlDialect {
 
     /**
      * Serialises this transaction against every other grant transaction that could conflict with
-     * it: shared on the ancestors, exclusive on the requested paths, taken in path order.
+     * it: shared on the ancestors, exclusive on the requested paths, taken in path order (where locks
+     * cannot be shared, {@link #sharesNodeLocks}, {@code locks} is the tenant's root alone).
      *
      * @return the database's time once the locks are held
      */
@@ -279,16 +280,18 @@ public abstract class SqlDialect {
 
     /**
      * @return true where a grant transaction inserts its rows and checks for conflicts in one
-     *         {@code INSERT ... SELECT ... WHERE NOT EXISTS}; false where that statement costs more than
-     *         the two (InnoDB takes its table-level auto-increment lock for an {@code INSERT ... SELECT})
+     *         {@code INSERT ... SELECT ... WHERE NOT EXISTS}; false where it could cost more than the two
+     *         (InnoDB takes its table-level auto-increment lock for an {@code INSERT ... SELECT} under
+     *         {@code innodb_autoinc_lock_mode} 0 and 1, MariaDB's default; MySQL 8 defaults to 2)
      */
     boolean insertsUnlessConflicting() {
         return false;
     }
 
     /**
-     * @return false where the database has no shared row locks (H2), so that a grant locks its
-     *         ancestors' node rows exclusively too, and every path grant of a tenant its root's row
+     * @return false where the database has no shared row locks (H2): ancestors would be locked
+     *         exclusively too, the root's row among them for every path, so a path grant locks that
+     *         row alone, and a tenant's path grants take turns
      */
     boolean sharesNodeLocks() {
         return true;

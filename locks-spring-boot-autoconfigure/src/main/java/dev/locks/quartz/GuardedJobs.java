@@ -141,9 +141,9 @@ final class GuardedJobs {
             Method onMethod = annotatedMethod(jobClass, type);
             if (onClass || onMethod != null) {
                 throw new IllegalArgumentException("@" + type.getSimpleName() + " on " + (onClass ? "" : "method "
-                        + onMethod.getName() + " of ") + where + " is not applied: the lock annotations' proxy leaves Quartz jobs alone, so"
-                        + " on a job any but @ClusterSingleton on its class do nothing. Take the lock in the method's"
-                        + " body with LockService.call or run");
+                        + onMethod.getName() + " of ") + where + " is not applied: Quartz jobs are not proxied, so of the lock annotations only"
+                        + " @ClusterSingleton on the job class works, guarding each scheduled fire. Take the lock in"
+                        + " code with LockService.call or run");
             }
         }
         Method singleton = annotatedMethod(jobClass, ClusterSingleton.class);

@@ -320,6 +320,16 @@ class LocksAutoConfigurationTest {
     }
 
     @Test
+    void aJobThroughASubInterfaceOfJobIsNeitherProxiedNorLetThroughTheCheck() {
+        runner.withUserConfiguration(Annotated.class).run(context -> {
+            Object job = context.getAutowireCapableBeanFactory().createBean(InterruptibleLockedJob.class);
+            assertThat(AopUtils.isAopProxy(job)).isFalse();
+        });
+        runner.withBean("interruptible", InterruptibleLockedJob.class).run(context -> assertThat(context)
+                .hasFailed().getFailure().hasMessageContaining("@Semaphore on method export of bean 'interruptible'"));
+    }
+
+    @Test
     void aBeanThatIsAQuartzJobWithClusterSingletonOnItsClassStarts() {
         runner.withBean("guardedJob", GuardedJob.class).run(context -> assertThat(context).hasNotFailed());
     }
@@ -330,6 +340,23 @@ class LocksAutoConfigurationTest {
         @Override
         public void execute(org.quartz.JobExecutionContext context) {
             export();
+        }
+
+        @dev.locks.annotation.Semaphore(name = "exports", max = 2)
+        public void export() {
+        }
+    }
+
+    /** A job through {@code InterruptableJob}, which extends {@code Job}. */
+    public static class InterruptibleLockedJob implements org.quartz.InterruptableJob {
+
+        @Override
+        public void execute(org.quartz.JobExecutionContext context) {
+            export();
+        }
+
+        @Override
+        public void interrupt() {
         }
 
         @dev.locks.annotation.Semaphore(name = "exports", max = 2)

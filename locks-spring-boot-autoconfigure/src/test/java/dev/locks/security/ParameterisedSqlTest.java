@@ -94,6 +94,18 @@ class ParameterisedSqlTest {
     }
 
     @Test
+    void aValueInARepeatedRowTemplateIsCaught() {
+        assertThat(SqlTextScanner.scan("Bad.java", """
+                class Bad {
+                    void f(Connection c, LockRequest request, int n) throws Exception {
+                        c.prepareStatement("INSERT INTO t VALUES " + String.join(",", Collections.nCopies(n,
+                                "(?, '" + request.tenant() + "')")));
+                    }
+                }
+                """)).singleElement().asString().contains("request.tenant()");
+    }
+
+    @Test
     void placeholdersTableNamesAndDialectFragmentsPass() {
         assertThat(SqlTextScanner.scan("Good.java", """
                 class Good {

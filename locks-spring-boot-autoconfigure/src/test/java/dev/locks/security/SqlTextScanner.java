@@ -35,7 +35,7 @@ final class SqlTextScanner {
     /** Local variables and fields that hold SQL text; their assignments are checked too. */
     static final Set<String> SQL_VARIABLES = Set.of("sql", "live", "filter", "rowFilter", "select", "waiters", "ids",
             "values", "COLUMN_LIST", "UNTIMED_COLUMN_LIST", "channel", "notifying", "SERIALISE", "COLUMNS", "where", "leave",
-            "BOUND_CLOCK", "times", "BOUND_TIMES", "release", "dequeueSql",
+            "BOUND_CLOCK", "times", "BOUND_TIMES", "release", "dequeueSql", "key",
             "trip");
 
     /** Builders whose every {@code append} adds SQL text. */
@@ -72,7 +72,7 @@ final class SqlTextScanner {
      */
     private static final Set<String> FRAGMENT_CALLS = Set.of("tables.held()", "tables.waiting()", "tables.node()",
             "origin.tag()", "tables.prefix()", "dialect.now()", "now()", "dialect.subtree()", "query.limit()", "sql.toString()",
-            "COLUMNS", "PathConflictQuery.COLUMNS", "valueRows(request,BOUND_TIMES)", "valueRows(request,\"\")",
+            "COLUMNS", "PathConflictQuery.COLUMNS", "dialect.keyParameter()", "valueRows(request,BOUND_TIMES)", "valueRows(request,\"\")",
             "valueRows(request,\", \"+dialect.blockTimes())",
             "dialect.pipelinedSerialise()", "dialect.blockOpening(tables,locks,release)", "dialect.blockClock()",
             "releaseSql(Duration.ZERO)", "releaseSql(keepFor)", "notifyingRelease()",
@@ -305,7 +305,14 @@ final class SqlTextScanner {
         if (text.matches("(SqlDialect\\.)?placeholders\\(.*\\)")) {
             return;
         }
-        if (text.startsWith("String.join(\",\",Collections.nCopies(") && piece.get(piece.size() - 3).literal()) {
+        if (text.startsWith("String.join(\",\",Collections.nCopies(") && text.endsWith("))")) {
+            // the repeated template is SQL text like any other; the count before it is an int
+            int open = 0;
+            while (!piece.get(open).text().endsWith("nCopies")) {
+                open++;
+            }
+            List<Token> args = piece.subList(open + 2, piece.size() - 2);
+            checkExpression(args.subList(topLevel(args, ",") + 1, args.size()));
             return;
         }
         String violation = file + ":" + piece.get(0).line() + ": SQL text takes `" + text + "`";

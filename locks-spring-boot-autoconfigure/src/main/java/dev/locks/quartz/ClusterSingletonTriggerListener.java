@@ -3,13 +3,16 @@ package dev.locks.quartz;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Date;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 import org.quartz.JobDetail;
 import org.quartz.JobExecutionContext;
@@ -54,7 +57,10 @@ import dev.locks.annotation.ClusterSingleton;
  * {@code job:<group.name>} while it runs (lease: the annotation's {@code lockAtMostFor}, else the
  * service's default, renewed): a fire that comes while another node still runs the job is vetoed
  * there. The node running the job fires it after the run, as Quartz does on one node (its own trigger
- * waits), subject to misfire handling. Without that annotation, fires run once each but may overlap
+ * waits), subject to misfire handling; a run that outlasts the next fire time keeps the running lock
+ * for those fires ({@link #CATCH_UP_WAIT} at most for the first), so that another node's later fire
+ * cannot take the lock in between and make this node veto, and lose, the fires it held back. Without
+ * that annotation, fires run once each but may overlap
  * across nodes, as they may overlap on one node.
  *
  * <p><b>The same fire times on every node.</b> Deduplication needs every node to compute the same
@@ -101,12 +107,21 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
 
     private static final Logger log = LoggerFactory.getLogger(ClusterSingletonTriggerListener.class);
 
+    /**
+     * How long a running lock kept after a run waits for the fire Quartz held back meanwhile; Quartz
+     * starts it as soon as the run ends and a worker thread is free.
+     */
+    static final Duration CATCH_UP_WAIT = Duration.ofSeconds(5);
+
     private final LockService locks;
 
     private final GuardedJobs jobs;
 
     // one fire at a time per worker thread: Quartz calls veto, run and completion on the same thread
     private final Map<Thread, HeldFire> held = new ConcurrentHashMap<>();
+
+    // running locks kept after a run that outlasted the job's next fire time, for that fire
+    private final Map<String, LockHandle> keptForCatchUp = new ConcurrentHashMap<>();
 
     /** Jobs whose fires were refused for their annotations or settings, reported once each. */
     private final Set<JobKey> refusedJobs = ConcurrentHashMap.newKeySet();
@@ -266,9 +281,15 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
     private boolean take(JobGuard guard, JobExecutionContext context) {
         String fire = describe(context);
         LockHandle running = null;
+        String runningKey = null;
         try {
             if (guard.oneRunAtATime()) {
-                running = tryLock(guard.runningLock(context)).orElse(null);
+                LockRequest request = guard.runningLock(context);
+                runningKey = context.getJobDetail().getKey() + " in " + request.tenant();
+                running = keptRunningLock(runningKey);
+                if (running == null) {
+                    running = tryLock(request).orElse(null);
+                }
                 if (running == null) {
                     log.debug("Vetoed {}: the job is still running on another node", fire);
                     return false;
@@ -280,7 +301,8 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
                 releaseQuietly(running);
                 return false;
             }
-            held.put(Thread.currentThread(), new HeldFire(context.getFireInstanceId(), fire, running, marker.get()));
+            held.put(Thread.currentThread(), new HeldFire(context.getFireInstanceId(), fire, running, runningKey,
+                    marker.get()));
             return true;
         }
         catch (RuntimeException ex) {
@@ -330,8 +352,49 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
         Thread current = Thread.currentThread();
         HeldFire fire = held.get(current);
         if (fire != null && fire.fireInstanceId().equals(context.getFireInstanceId()) && held.remove(current, fire)) {
-            fire.release();
+            if (fire.running() != null && catchUpDue(context)) {
+                keepForCatchUp(fire);
+            }
+            else {
+                fire.release();
+            }
         }
+    }
+
+    /**
+     * Whether the trigger's next fire time passed during the run. Quartz held that fire back on this
+     * node, as it does for a job that disallows concurrent runs, and starts it now; the other nodes
+     * vetoed it while the job ran. Were the running lock freed, another node's fire of a later time
+     * could take it first and this node would veto, and so lose, the fires it held back.
+     */
+    private static boolean catchUpDue(JobExecutionContext context) {
+        Date next = context.getTrigger().getNextFireTime();
+        return next != null && !next.after(new Date());
+    }
+
+    /** Keeps the running lock for this node's next fire of the job, for {@link #CATCH_UP_WAIT} at most. */
+    private void keepForCatchUp(HeldFire fire) {
+        fire.releaseMarker();
+        LockHandle running = fire.running();
+        LockHandle earlier = keptForCatchUp.put(fire.runningKey(), running);
+        if (earlier != null && earlier != running) {
+            releaseQuietly(earlier);
+        }
+        CompletableFuture.delayedExecutor(CATCH_UP_WAIT.toMillis(), TimeUnit.MILLISECONDS).execute(() -> {
+            if (keptForCatchUp.remove(fire.runningKey(), running)) {
+                releaseQuietly(running);
+            }
+        });
+    }
+
+    /** The running lock a run of the job left for this fire, if it is still held. */
+    private LockHandle keptRunningLock(String runningKey) {
+        LockHandle kept = keptForCatchUp.remove(runningKey);
+        if (kept != null && !kept.isValid()) {
+            releaseQuietly(kept);
+            return null;
+        }
+        return kept;
     }
 
     private static void releaseQuietly(LockHandle handle) {

@@ -11,9 +11,11 @@ import dev.locks.LockHandle;
  * @param fireInstanceId Quartz's id of the fire on this node
  * @param description the job and scheduled fire time, for logs
  * @param running the job's running lock, or null when runs may overlap
+ * @param runningKey the job and the running lock's tenant, under which a running lock waits for the
+ *                   node's next fire of the job; null with {@code running}
  * @param marker the fire's marker, kept after release until its retention has passed
  */
-record HeldFire(String fireInstanceId, String description, LockHandle running, LockHandle marker) {
+record HeldFire(String fireInstanceId, String description, LockHandle running, String runningKey, LockHandle marker) {
 
     private static final Logger log = LoggerFactory.getLogger(HeldFire.class);
 
@@ -22,6 +24,11 @@ record HeldFire(String fireInstanceId, String description, LockHandle running, L
         if (running != null) {
             release(running, "running lock");
         }
+        releaseMarker();
+    }
+
+    /** Leaves the marker to lapse after its retention; the running lock stays with the caller. */
+    void releaseMarker() {
         release(marker, "fire marker");
     }
 

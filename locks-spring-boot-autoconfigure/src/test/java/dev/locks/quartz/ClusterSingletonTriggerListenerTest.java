@@ -37,6 +37,7 @@ import org.quartz.JobExecutionContext;
 import org.quartz.JobExecutionException;
 import org.quartz.SimpleScheduleBuilder;
 import org.quartz.Trigger;
+import org.quartz.Trigger.CompletedExecutionInstruction;
 import org.quartz.TriggerBuilder;
 import org.quartz.listeners.TriggerListenerSupport;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -299,6 +300,43 @@ class ClusterSingletonTriggerListenerTest {
     }
 
     @Test
+    void aRunThatOutlastsItsNextFireTimeKeepsTheRunningLockForTheFireQuartzHeldBack() {
+        ClusterSingletonTriggerListener nodeB = new ClusterSingletonTriggerListener(node("node-b").locks);
+        ClusterSingletonTriggerListener nodeA = new ClusterSingletonTriggerListener(node("node-a").locks);
+        JobDetail job = JobBuilder.newJob(TestJobs.OneAtATimeJob.class).withIdentity("once", "cluster").build();
+        Instant start = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(3);
+        JobExecutionContext longRun = fire(job, "b-1", start, start.plusMillis(500));
+        assertThat(nodeB.vetoJobExecution(longRun.getTrigger(), longRun)).isFalse();
+        nodeB.triggerComplete(longRun.getTrigger(), longRun, CompletedExecutionInstruction.NOOP);
+
+        // the other node's fire of a later time comes first, as it may when the run ends on the second
+        JobExecutionContext later = fire(job, "a-1", start.plusSeconds(1), start.plusMillis(1500));
+        assertThat(nodeA.vetoJobExecution(later.getTrigger(), later)).as("the other node's later fire").isTrue();
+        JobExecutionContext heldBack = fire(job, "b-2", start.plusMillis(500), Instant.now().plusSeconds(60));
+        assertThat(nodeB.vetoJobExecution(heldBack.getTrigger(), heldBack)).as("the fire Quartz held back").isFalse();
+        nodeB.triggerComplete(heldBack.getTrigger(), heldBack, CompletedExecutionInstruction.NOOP);
+
+        assertThat(node("node-c").locks.holders(LockKind.SINGLETON, null, "job:cluster.once"))
+                .as("caught up: the running lock is free").isEmpty();
+    }
+
+    @Test
+    void aRunningLockKeptForAHeldBackFireIsFreedWhenThatFireNeverComes() throws Exception {
+        var locks = node("node-b").locks;
+        ClusterSingletonTriggerListener nodeB = new ClusterSingletonTriggerListener(locks);
+        JobDetail job = JobBuilder.newJob(TestJobs.OneAtATimeJob.class).withIdentity("once", "cluster").build();
+        Instant start = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(3);
+        JobExecutionContext longRun = fire(job, "b-1", start, start.plusMillis(500));
+        assertThat(nodeB.vetoJobExecution(longRun.getTrigger(), longRun)).isFalse();
+        nodeB.triggerComplete(longRun.getTrigger(), longRun, CompletedExecutionInstruction.NOOP);
+        assertThat(locks.holders(LockKind.SINGLETON, null, "job:cluster.once")).as("kept for the held-back fire").hasSize(1);
+
+        waitFor(() -> locks.holders(LockKind.SINGLETON, null, "job:cluster.once").isEmpty(),
+                ClusterSingletonTriggerListener.CATCH_UP_WAIT.plusSeconds(5));
+        assertThat(locks.heldCount()).as("handles the listener still holds").isZero();
+    }
+
+    @Test
     void aJobWhoseAnnotationCannotBeUnderstoodFailsTheCheckAndIsVetoed() throws Exception {
         assertCheckFailsAndTheJobNeverRuns(TestJobs.BadLeaseJob.class, "bad", "cluster.bad", "lockAtMostFor", "soon");
     }
@@ -410,6 +448,18 @@ class ClusterSingletonTriggerListenerTest {
         when(context.getFireInstanceId()).thenReturn(fireInstanceId);
         when(context.getScheduledFireTime()).thenReturn(Date.from(scheduled));
         when(context.getTrigger()).thenReturn(every(1000, fireInstanceId, scheduled, 1));
+        return context;
+    }
+
+    /** A fire whose trigger's next fire time is {@code next}, in the past when the run outlasted it. */
+    private static JobExecutionContext fire(JobDetail job, String fireInstanceId, Instant scheduled, Instant next) {
+        JobExecutionContext context = mock(JobExecutionContext.class);
+        Trigger trigger = mock(Trigger.class);
+        when(trigger.getNextFireTime()).thenReturn(Date.from(next));
+        when(context.getJobDetail()).thenReturn(job);
+        when(context.getFireInstanceId()).thenReturn(fireInstanceId);
+        when(context.getScheduledFireTime()).thenReturn(Date.from(scheduled));
+        when(context.getTrigger()).thenReturn(trigger);
         return context;
     }
 

@@ -108,8 +108,9 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
     private static final Logger log = LoggerFactory.getLogger(ClusterSingletonTriggerListener.class);
 
     /**
-     * How long a running lock kept after a run waits for the fire Quartz held back meanwhile; Quartz
-     * starts it as soon as the run ends and a worker thread is free.
+     * How long a running lock kept after a run waits for the fire Quartz held back meanwhile. Quartz
+     * starts that fire once the run ends and a worker thread is free; a fire it skips as misfired, or
+     * that waits longer for a worker, finds the lock free for any node.
      */
     static final Duration CATCH_UP_WAIT = Duration.ofSeconds(5);
 
@@ -121,7 +122,7 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
     private final Map<Thread, HeldFire> held = new ConcurrentHashMap<>();
 
     // running locks kept after a run that outlasted the job's next fire time, for that fire
-    private final Map<String, LockHandle> keptForCatchUp = new ConcurrentHashMap<>();
+    private final Map<String, HeldFire> keptForCatchUp = new ConcurrentHashMap<>();
 
     /** Jobs whose fires were refused for their annotations or settings, reported once each. */
     private final Set<JobKey> refusedJobs = ConcurrentHashMap.newKeySet();
@@ -318,7 +319,8 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
             // a fresh owner, independent of any lock the job itself takes on this thread
             return engine.tryAcquire(request).map(engine::keepRenewed);
         }
-        // the scoped form renews too; Quartz releases it on this same thread
+        // the scoped form renews too; Quartz releases it on this same thread (such a lock is never kept
+        // for a held-back fire)
         return locks.tryEnter(request);
     }
 
@@ -352,7 +354,8 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
         Thread current = Thread.currentThread();
         HeldFire fire = held.get(current);
         if (fire != null && fire.fireInstanceId().equals(context.getFireInstanceId()) && held.remove(current, fire)) {
-            if (fire.running() != null && catchUpDue(context)) {
+            // only the engine's handles: a scoped one must be released on the thread that took it
+            if (fire.running() != null && locks instanceof DefaultLockService && catchUpDue(context)) {
                 keepForCatchUp(fire);
             }
             else {
@@ -362,39 +365,65 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
     }
 
     /**
-     * Whether the trigger's next fire time passed during the run. Quartz held that fire back on this
-     * node, as it does for a job that disallows concurrent runs, and starts it now; the other nodes
-     * vetoed it while the job ran. Were the running lock freed, another node's fire of a later time
-     * could take it first and this node would veto, and so lose, the fires it held back.
+     * Whether a fire time of the job passed during the run. Quartz held that fire back on this node,
+     * as it does for a job that disallows concurrent runs, and starts it now; the other nodes vetoed
+     * it while the job ran. Were the running lock freed, another node's fire of a later time could
+     * take it first and this node would veto, and so lose, the fires it held back. Every trigger of
+     * the job counts but a paused one; without the scheduler, the trigger of this fire.
      */
     private static boolean catchUpDue(JobExecutionContext context) {
-        Date next = context.getTrigger().getNextFireTime();
-        return next != null && !next.after(new Date());
+        Date now = new Date();
+        Scheduler scheduler = context.getScheduler();
+        if (scheduler != null) {
+            try {
+                for (Trigger trigger : scheduler.getTriggersOfJob(context.getJobDetail().getKey())) {
+                    Trigger.TriggerState state = scheduler.getTriggerState(trigger.getKey());
+                    if (state != Trigger.TriggerState.PAUSED
+                            && passed(trigger, now)) {
+                        return true;
+                    }
+                }
+                return false;
+            }
+            catch (SchedulerException ex) {
+                log.debug("Judged only the trigger of {}: {}", describe(context), ex.toString());
+            }
+        }
+        return passed(context.getTrigger(), now);
+    }
+
+    private static boolean passed(Trigger trigger, Date now) {
+        Date next = trigger.getNextFireTime();
+        return next != null && !next.after(now);
     }
 
     /** Keeps the running lock for this node's next fire of the job, for {@link #CATCH_UP_WAIT} at most. */
     private void keepForCatchUp(HeldFire fire) {
         fire.releaseMarker();
-        LockHandle running = fire.running();
-        LockHandle earlier = keptForCatchUp.put(fire.runningKey(), running);
-        if (earlier != null && earlier != running) {
-            releaseQuietly(earlier);
+        HeldFire earlier = keptForCatchUp.put(fire.runningKey(), fire);
+        if (earlier != null && earlier.running() != fire.running()) {
+            earlier.releaseRunning();
         }
+        // keyed by this keep, so that a later keep of the same handle is not released early
         CompletableFuture.delayedExecutor(CATCH_UP_WAIT.toMillis(), TimeUnit.MILLISECONDS).execute(() -> {
-            if (keptForCatchUp.remove(fire.runningKey(), running)) {
-                releaseQuietly(running);
+            if (keptForCatchUp.remove(fire.runningKey(), fire)) {
+                fire.releaseRunning();
             }
         });
     }
 
     /** The running lock a run of the job left for this fire, if it is still held. */
     private LockHandle keptRunningLock(String runningKey) {
-        LockHandle kept = keptForCatchUp.remove(runningKey);
-        if (kept != null && !kept.isValid()) {
-            releaseQuietly(kept);
+        HeldFire kept = keptForCatchUp.remove(runningKey);
+        if (kept == null) {
             return null;
         }
-        return kept;
+        if (!kept.running().isValid()) {
+            // says that the lease was lost, and so that another node may have run the job meanwhile
+            kept.releaseRunning();
+            return null;
+        }
+        return kept.running();
     }
 
     private static void releaseQuietly(LockHandle handle) {

@@ -21,10 +21,15 @@ record HeldFire(String fireInstanceId, String description, LockHandle running, S
 
     /** Frees the running lock at once and leaves the marker to lapse after its retention. */
     void release() {
+        releaseRunning();
+        releaseMarker();
+    }
+
+    /** Frees the running lock, if the job has one, saying so if its lease had been lost. */
+    void releaseRunning() {
         if (running != null) {
             release(running, "running lock");
         }
-        releaseMarker();
     }
 
     /** Leaves the marker to lapse after its retention; the running lock stays with the caller. */

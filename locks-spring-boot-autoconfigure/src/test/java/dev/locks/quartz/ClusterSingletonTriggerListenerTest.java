@@ -4,6 +4,7 @@ import static dev.locks.quartz.QuartzClusterContract.sleepUntil;
 import static dev.locks.quartz.QuartzClusterContract.waitFor;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.mockito.Mockito.doReturn;
 import static org.mockito.Mockito.mock;
 import static org.mockito.Mockito.when;
 
@@ -35,10 +36,15 @@ import org.quartz.JobBuilder;
 import org.quartz.JobDetail;
 import org.quartz.JobExecutionContext;
 import org.quartz.JobExecutionException;
+import org.quartz.JobKey;
+import org.quartz.Scheduler;
+import org.quartz.SchedulerException;
 import org.quartz.SimpleScheduleBuilder;
 import org.quartz.Trigger;
 import org.quartz.Trigger.CompletedExecutionInstruction;
+import org.quartz.Trigger.TriggerState;
 import org.quartz.TriggerBuilder;
+import org.quartz.TriggerKey;
 import org.quartz.listeners.TriggerListenerSupport;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
@@ -321,6 +327,39 @@ class ClusterSingletonTriggerListenerTest {
     }
 
     @Test
+    void aFireHeldBackOnAnotherTriggerOfTheJobKeepsTheRunningLockToo() throws Exception {
+        var locks = node("node-b").locks;
+        ClusterSingletonTriggerListener nodeB = new ClusterSingletonTriggerListener(locks);
+        JobDetail job = JobBuilder.newJob(TestJobs.OneAtATimeJob.class).withIdentity("once", "cluster").build();
+        Instant start = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(3);
+        JobExecutionContext run = fire(job, "b-1", start, Instant.now().plusSeconds(60));
+        Trigger other = mock(Trigger.class);
+        when(other.getKey()).thenReturn(new TriggerKey("other", "cluster"));
+        when(other.getNextFireTime()).thenReturn(Date.from(start.plusMillis(500)));
+        onScheduler(run, Map.of(run.getTrigger(), TriggerState.BLOCKED, other, TriggerState.BLOCKED));
+        assertThat(nodeB.vetoJobExecution(run.getTrigger(), run)).isFalse();
+
+        nodeB.triggerComplete(run.getTrigger(), run, CompletedExecutionInstruction.NOOP);
+
+        assertThat(locks.holders(LockKind.SINGLETON, null, "job:cluster.once")).as("kept for the other trigger").hasSize(1);
+    }
+
+    @Test
+    void aPausedTriggersPassedFireTimeDoesNotKeepTheRunningLock() throws Exception {
+        var locks = node("node-b").locks;
+        ClusterSingletonTriggerListener nodeB = new ClusterSingletonTriggerListener(locks);
+        JobDetail job = JobBuilder.newJob(TestJobs.OneAtATimeJob.class).withIdentity("once", "cluster").build();
+        Instant start = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(3);
+        JobExecutionContext run = fire(job, "b-1", start, start.plusMillis(500));
+        onScheduler(run, Map.of(run.getTrigger(), TriggerState.PAUSED));
+        assertThat(nodeB.vetoJobExecution(run.getTrigger(), run)).isFalse();
+
+        nodeB.triggerComplete(run.getTrigger(), run, CompletedExecutionInstruction.NOOP);
+
+        assertThat(locks.holders(LockKind.SINGLETON, null, "job:cluster.once")).as("no fire to wait for").isEmpty();
+    }
+
+    @Test
     void aRunningLockKeptForAHeldBackFireIsFreedWhenThatFireNeverComes() throws Exception {
         var locks = node("node-b").locks;
         ClusterSingletonTriggerListener nodeB = new ClusterSingletonTriggerListener(locks);
@@ -461,6 +500,24 @@ class ClusterSingletonTriggerListenerTest {
         when(context.getScheduledFireTime()).thenReturn(Date.from(scheduled));
         when(context.getTrigger()).thenReturn(trigger);
         return context;
+    }
+
+    /** The fire's scheduler, with the job's triggers in the given states. */
+    private static void onScheduler(JobExecutionContext context, Map<Trigger, TriggerState> triggers)
+            throws SchedulerException {
+        Scheduler scheduler = mock(Scheduler.class);
+        when(context.getScheduler()).thenReturn(scheduler);
+        JobKey job = context.getJobDetail().getKey();
+        doReturn(List.copyOf(triggers.keySet())).when(scheduler).getTriggersOfJob(job);
+        for (Map.Entry<Trigger, TriggerState> entry : triggers.entrySet()) {
+            Trigger trigger = entry.getKey();
+            TriggerKey key = trigger.getKey();
+            if (key == null) {
+                key = new TriggerKey(context.getFireInstanceId(), "cluster");
+                when(trigger.getKey()).thenReturn(key);
+            }
+            when(scheduler.getTriggerState(key)).thenReturn(entry.getValue());
+        }
     }
 
     private static JobDetail plainJob(String name, String group) {

@@ -309,8 +309,8 @@ class ClusterSingletonTriggerListenerTest {
     void aRunThatOutlastsItsNextFireTimeKeepsTheRunningLockForTheFireQuartzHeldBack() {
         ClusterSingletonTriggerListener nodeB = new ClusterSingletonTriggerListener(node("node-b").locks);
         ClusterSingletonTriggerListener nodeA = new ClusterSingletonTriggerListener(node("node-a").locks);
-        JobDetail job = JobBuilder.newJob(TestJobs.OneAtATimeJob.class).withIdentity("once", "cluster").build();
-        Instant start = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(3);
+        JobDetail job = oneAtATimeJob();
+        Instant start = aWhileAgo();
         JobExecutionContext longRun = fire(job, "b-1", start, start.plusMillis(500));
         assertThat(nodeB.vetoJobExecution(longRun.getTrigger(), longRun)).isFalse();
         nodeB.triggerComplete(longRun.getTrigger(), longRun, CompletedExecutionInstruction.NOOP);
@@ -330,8 +330,8 @@ class ClusterSingletonTriggerListenerTest {
     void aFireHeldBackOnAnotherTriggerOfTheJobKeepsTheRunningLockToo() throws Exception {
         var locks = node("node-b").locks;
         ClusterSingletonTriggerListener nodeB = new ClusterSingletonTriggerListener(locks);
-        JobDetail job = JobBuilder.newJob(TestJobs.OneAtATimeJob.class).withIdentity("once", "cluster").build();
-        Instant start = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(3);
+        JobDetail job = oneAtATimeJob();
+        Instant start = aWhileAgo();
         JobExecutionContext run = fire(job, "b-1", start, Instant.now().plusSeconds(60));
         Trigger other = mock(Trigger.class);
         when(other.getKey()).thenReturn(new TriggerKey("other", "cluster"));
@@ -348,8 +348,8 @@ class ClusterSingletonTriggerListenerTest {
     void aPausedTriggersPassedFireTimeDoesNotKeepTheRunningLock() throws Exception {
         var locks = node("node-b").locks;
         ClusterSingletonTriggerListener nodeB = new ClusterSingletonTriggerListener(locks);
-        JobDetail job = JobBuilder.newJob(TestJobs.OneAtATimeJob.class).withIdentity("once", "cluster").build();
-        Instant start = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(3);
+        JobDetail job = oneAtATimeJob();
+        Instant start = aWhileAgo();
         JobExecutionContext run = fire(job, "b-1", start, start.plusMillis(500));
         onScheduler(run, Map.of(run.getTrigger(), TriggerState.PAUSED));
         assertThat(nodeB.vetoJobExecution(run.getTrigger(), run)).isFalse();
@@ -363,8 +363,8 @@ class ClusterSingletonTriggerListenerTest {
     void aRunningLockKeptForAHeldBackFireIsFreedWhenThatFireNeverComes() throws Exception {
         var locks = node("node-b").locks;
         ClusterSingletonTriggerListener nodeB = new ClusterSingletonTriggerListener(locks);
-        JobDetail job = JobBuilder.newJob(TestJobs.OneAtATimeJob.class).withIdentity("once", "cluster").build();
-        Instant start = Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(3);
+        JobDetail job = oneAtATimeJob();
+        Instant start = aWhileAgo();
         JobExecutionContext longRun = fire(job, "b-1", start, start.plusMillis(500));
         assertThat(nodeB.vetoJobExecution(longRun.getTrigger(), longRun)).isFalse();
         nodeB.triggerComplete(longRun.getTrigger(), longRun, CompletedExecutionInstruction.NOOP);
@@ -488,6 +488,15 @@ class ClusterSingletonTriggerListenerTest {
         when(context.getScheduledFireTime()).thenReturn(Date.from(scheduled));
         when(context.getTrigger()).thenReturn(every(1000, fireInstanceId, scheduled, 1));
         return context;
+    }
+
+    private static JobDetail oneAtATimeJob() {
+        return JobBuilder.newJob(TestJobs.OneAtATimeJob.class).withIdentity("once", "cluster").build();
+    }
+
+    /** A whole second three seconds ago: fire times from it have passed. */
+    private static Instant aWhileAgo() {
+        return Instant.now().truncatedTo(ChronoUnit.SECONDS).minusSeconds(3);
     }
 
     /** A fire whose trigger's next fire time is {@code next}, in the past when the run outlasted it. */

@@ -1,10 +1,11 @@
 package dev.locks.quartz;
 
 import org.quartz.Job;
+import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
-import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -17,11 +18,11 @@ import org.springframework.util.ClassUtils;
  */
 public final class JobBeanCheck implements SmartInitializingSingleton, BeanFactoryAware {
 
-    private ListableBeanFactory beanFactory;
+    private ConfigurableListableBeanFactory beanFactory;
 
     @Override
     public void setBeanFactory(BeanFactory beanFactory) {
-        this.beanFactory = beanFactory instanceof ListableBeanFactory listable ? listable : null;
+        this.beanFactory = beanFactory instanceof ConfigurableListableBeanFactory listable ? listable : null;
     }
 
     @Override
@@ -31,12 +32,23 @@ public final class JobBeanCheck implements SmartInitializingSingleton, BeanFacto
         }
         // no eager initialisation: a lazy or prototype job bean is judged by its type alone
         for (String name : beanFactory.getBeanNamesForType(Job.class, true, false)) {
-            Class<?> type = beanFactory.getType(name, false);
-            if (type != null) {
-                Class<?> userClass = ClassUtils.getUserClass(type);
+            Class<?> userClass = jobClass(name);
+            if (userClass != null) {
                 GuardedJobs.checkNoProxyAnnotations(userClass, "bean '" + name + "' (" + userClass.getName()
                         + "), a Quartz job,");
             }
         }
+    }
+
+    /**
+     * The class whose annotations count: behind another feature's proxy (a JDK proxy of {@code Job},
+     * say, for {@code @Transactional}) the annotations are on the target's class, not the proxy's.
+     */
+    private Class<?> jobClass(String name) {
+        if (beanFactory.containsSingleton(name) && beanFactory.isSingleton(name)) {
+            return AopProxyUtils.ultimateTargetClass(beanFactory.getBean(name));
+        }
+        Class<?> type = beanFactory.getType(name, false);
+        return type == null ? null : ClassUtils.getUserClass(type);
     }
 }

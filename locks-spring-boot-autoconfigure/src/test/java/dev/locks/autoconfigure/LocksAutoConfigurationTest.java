@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
 import org.junit.jupiter.api.Test;
+import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
@@ -317,6 +319,16 @@ class LocksAutoConfigurationTest {
                     "@Semaphore on method export of bean 'exportJob' (" + LockedMethodJob.class.getName()
                             + "), a Quartz job, is not applied").hasMessageContaining("LockService.call");
         });
+    }
+
+    @Test
+    void aQuartzJobBehindAnotherFeaturesJdkProxyIsJudgedByItsTargetClass() {
+        // as a @Transactional job bean with interface proxies would be
+        Supplier<org.quartz.Job> proxied = () -> (org.quartz.Job) new ProxyFactory(new LockedMethodJob()).getProxy();
+        assertThat(AopUtils.isJdkDynamicProxy(proxied.get())).isTrue();
+        runner.withBean("exportJob", org.quartz.Job.class, proxied).run(context -> assertThat(context).hasFailed()
+                .getFailure().hasMessageContaining("@Semaphore on method export of bean 'exportJob' ("
+                        + LockedMethodJob.class.getName() + ")"));
     }
 
     @Test

@@ -9,7 +9,7 @@ import java.util.List;
 
 /**
  * H2, the embedded default. H2 has no shared row locks, so a path grant locks its tenant's root
- * row {@code FOR UPDATE} ({@link #sharesNodeLocks}): acquisitions in one tenant serialise for the
+ * row exclusively ({@link #sharesNodeLocks}): acquisitions in one tenant serialise for the
  * few microseconds of their transaction, which is fine in one process. Paths compare by UTF-16
  * code unit, which keeps subtree ranges exact.
  */
@@ -56,9 +56,17 @@ public class H2Dialect extends SqlDialect {
         return now;
     }
 
+    /**
+     * Locks the rows with an {@code UPDATE} that changes nothing, read back with the clock through a
+     * data change delta table: H2 parses a {@code SELECT ... FOR UPDATE} again at every execution (it
+     * keeps no such statement in its query cache), which cost a fifth of an acquisition's time.
+     *
+     * @return the clock, or null if some of the rows do not exist (none is created here)
+     */
     private Instant lockNodes(Connection connection, LockTables tables, List<NodeLock> locks) throws SQLException {
-        try (PreparedStatement ps = connection.prepareStatement("SELECT lock_key, CURRENT_TIMESTAMP(6) FROM "
-                + tables.node() + " WHERE lock_key IN (" + SqlDialect.placeholders(locks.size()) + ") ORDER BY lock_key FOR UPDATE")) {
+        try (PreparedStatement ps = connection.prepareStatement("SELECT CURRENT_TIMESTAMP(6) FROM FINAL TABLE (UPDATE "
+                + tables.node() + " SET created_at = created_at WHERE lock_key IN (" + SqlDialect.placeholders(locks.size())
+                + "))")) {
             for (int i = 0; i < locks.size(); i++) {
                 ps.setBytes(i + 1, locks.get(i).key());
             }
@@ -67,7 +75,7 @@ public class H2Dialect extends SqlDialect {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     rows++;
-                    now = getTime(rs, 2);
+                    now = getTime(rs, 1);
                 }
             }
             return rows == locks.size() ? now : null;

@@ -1,5 +1,6 @@
 package dev.locks.aop;
 
+import java.lang.reflect.Constructor;
 import java.lang.reflect.Method;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -9,6 +10,7 @@ import org.springframework.context.expression.AnnotatedElementKey;
 import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.context.expression.CachedExpressionEvaluator;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.Expression;
 
@@ -23,6 +25,14 @@ import org.springframework.expression.Expression;
 public class LockExpressionEvaluator extends CachedExpressionEvaluator {
 
     private final Map<ExpressionKey, Expression> cache = new ConcurrentHashMap<>(64);
+
+    private final ParameterNameDiscoverer parameterNames = new CachedParameterNames(super.getParameterNameDiscoverer());
+
+    /** Names read once per method: the default discoverer reflects on the method at every call. */
+    @Override
+    protected ParameterNameDiscoverer getParameterNameDiscoverer() {
+        return parameterNames;
+    }
 
     /**
      * @param method the invoked method
@@ -65,5 +75,33 @@ public class LockExpressionEvaluator extends CachedExpressionEvaluator {
      */
     public Object value(String expression, AnnotatedElementKey element, EvaluationContext context) {
         return parse(expression, element).getValue(context);
+    }
+
+    /** Parameter names by method, from another discoverer once; a method without names is remembered too. */
+    private static final class CachedParameterNames implements ParameterNameDiscoverer {
+
+        private static final String[] NONE = new String[0];
+
+        private final ParameterNameDiscoverer discoverer;
+
+        private final Map<Method, String[]> byMethod = new ConcurrentHashMap<>(64);
+
+        CachedParameterNames(ParameterNameDiscoverer discoverer) {
+            this.discoverer = discoverer;
+        }
+
+        @Override
+        public String[] getParameterNames(Method method) {
+            String[] names = byMethod.computeIfAbsent(method, m -> {
+                String[] found = discoverer.getParameterNames(m);
+                return found == null ? NONE : found;
+            });
+            return names == NONE ? null : names;
+        }
+
+        @Override
+        public String[] getParameterNames(Constructor<?> ctor) {
+            return discoverer.getParameterNames(ctor);
+        }
     }
 }

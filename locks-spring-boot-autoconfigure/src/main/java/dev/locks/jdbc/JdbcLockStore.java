@@ -440,25 +440,47 @@ public class JdbcLockStore implements LockStore {
     private Grant insertUnlessConflicting(Connection connection, GrantRequest request, Instant now) throws SQLException {
         Instant expires = now.plus(request.lease()).truncatedTo(ChronoUnit.MICROS);
         long waitersBefore = waitersBefore(request);
-        boolean semaphore = request.kind() == LockKind.SEMAPHORE;
-        String clock = PathConflictQuery.BOUND_CLOCK;
         StringBuilder sql = new StringBuilder("INSERT INTO ");
         sql.append(tables.held()).append(" (").append(COLUMN_LIST).append(") SELECT * FROM (")
-                .append(valueRows(request, BOUND_TIMES)).append(") AS v (").append(COLUMN_LIST)
-                .append(semaphore ? ") WHERE (SELECT count(*) FROM (" : ") WHERE NOT EXISTS (");
+                .append(valueRows(request, BOUND_TIMES)).append(") AS v (").append(COLUMN_LIST).append(')');
+        appendUnlessConflicting(sql, request, PathConflictQuery.BOUND_CLOCK, waitersBefore);
+        try (PreparedStatement ps = connection.prepareStatement(sql.toString(), new String[] { "id" })) {
+            int i = bindRows(ps, 1, request, now, expires);
+            bindUnlessConflicting(ps, i, request, now, waitersBefore);
+            return ps.executeUpdate() == 0 ? null : grantOf(ps, request, expires);
+        }
+    }
+
+    /**
+     * Appends the condition of an {@code INSERT ... SELECT} that inserts the request's rows unless a
+     * conflicting grant or earlier waiter exists (for a semaphore: unless its grants and earlier
+     * waiters reach its {@link PathConflictQuery#permitLimit permit limit}), judged at {@code clock}.
+     * Bound by {@link #bindUnlessConflicting}.
+     */
+    private void appendUnlessConflicting(StringBuilder sql, GrantRequest request, String clock, long waitersBefore) {
+        boolean semaphore = request.kind() == LockKind.SEMAPHORE;
+        // paths and singletons keep NOT EXISTS: the count that permits need measured a little slower on
+        // PostgreSQL's acquire path (0.83-0.98x ShedLock against 0.97-1.06x in alternating runs)
+        sql.append(semaphore ? " WHERE (SELECT count(*) FROM (" : " WHERE NOT EXISTS (");
         conflicts.appendBranches(sql, false, clock, request.kind(), request.paths(), exemptOwner(request),
                 onlyExclusive(request), waitersBefore);
         sql.append(semaphore ? " LIMIT ?) AS taken) < " + busyAt(request, clock) : ")");
-        try (PreparedStatement ps = connection.prepareStatement(sql.toString(), new String[] { "id" })) {
-            int i = bindRows(ps, 1, request, now, expires);
-            i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), now, exemptOwner(request),
-                    waitersBefore);
-            if (semaphore) {
-                ps.setInt(i++, countedRows(request));
-                bindBusyAt(ps, i, request, now);
-            }
-            return ps.executeUpdate() == 0 ? null : grantOf(ps, request, expires);
+    }
+
+    /**
+     * Binds {@link #appendUnlessConflicting} from parameter {@code index}; returns the next index.
+     *
+     * @param now the time for {@link PathConflictQuery#BOUND_CLOCK}, or null where the clock is an SQL expression
+     */
+    private int bindUnlessConflicting(PreparedStatement ps, int index, GrantRequest request, Instant now,
+            long waitersBefore) throws SQLException {
+        int i = conflicts.bind(ps, index, request.kind(), request.tenant(), request.paths(), now, exemptOwner(request),
+                waitersBefore);
+        if (request.kind() == LockKind.SEMAPHORE) {
+            ps.setInt(i++, countedRows(request));
+            i = bindBusyAt(ps, i, request, now);
         }
+        return i;
     }
 
     private Grant insert(Connection connection, String table, GrantRequest request, Instant now, Duration lease)
@@ -484,9 +506,6 @@ public class JdbcLockStore implements LockStore {
             throws SQLException {
         List<SqlDialect.NodeLock> locks = nodeLocks(request);
         long waitersBefore = waitersBefore(request);
-        // paths and singletons keep NOT EXISTS: the count that permits need measured a little slower on
-        // the acquire path (0.83-0.98x ShedLock against 0.97-1.06x in alternating runs)
-        boolean semaphore = request.kind() == LockKind.SEMAPHORE;
         StringBuilder sql = new StringBuilder(dialect.pipelinedSerialise());
         if (releasing != null) {
             // after the locks, as in every grant, so that the hand-off cannot deadlock with one
@@ -495,10 +514,9 @@ public class JdbcLockStore implements LockStore {
         sql.append("WITH c AS (SELECT ").append(dialect.now()).append(" AS now) INSERT INTO ").append(tables.held())
                 .append(" (").append(COLUMN_LIST).append(") SELECT v.*, c.now, ").append(dialect.plusMicros("c.now"))
                 .append(" FROM c, (").append(valueRows(request, "")).append(") AS v (").append(UNTIMED_COLUMN_LIST)
-                .append(semaphore ? ") WHERE (SELECT count(*) FROM (" : ") WHERE NOT EXISTS (");
-        conflicts.appendBranches(sql, false, "c.now", request.kind(), request.paths(), exemptOwner(request),
-                onlyExclusive(request), waitersBefore);
-        sql.append(semaphore ? " LIMIT ?) AS taken) < " + busyAt(request, "c.now") : ")").append(" RETURNING id, expires_at");
+                .append(')');
+        appendUnlessConflicting(sql, request, "c.now", waitersBefore);
+        sql.append(" RETURNING id, expires_at");
         if (request.ticket() > 0) {
             // no notice: the granted waiter's held rows block exactly what its waiting rows blocked
             sql.append("; ").append(dequeueSql).append(" AND EXISTS (SELECT 1 FROM ").append(tables.held())
@@ -512,12 +530,7 @@ public class JdbcLockStore implements LockStore {
             }
             ps.setLong(i++, request.lease().toNanos() / 1000);
             i = bindRows(ps, i, request, null, null);
-            i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null,
-                    exemptOwner(request), waitersBefore);
-            if (semaphore) {
-                ps.setInt(i++, countedRows(request));
-                i = bindBusyAt(ps, i, request, null);
-            }
+            i = bindUnlessConflicting(ps, i, request, null, waitersBefore);
             if (request.ticket() > 0) {
                 ps.setString(i++, request.grantId());
                 ps.setString(i, request.grantId());

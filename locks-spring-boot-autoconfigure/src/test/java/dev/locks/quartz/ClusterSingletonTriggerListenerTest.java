@@ -311,68 +311,63 @@ class ClusterSingletonTriggerListenerTest {
         ClusterSingletonTriggerListener nodeA = new ClusterSingletonTriggerListener(node("node-a").locks);
         JobDetail job = oneAtATimeJob();
         Instant start = aWhileAgo();
-        JobExecutionContext longRun = fire(job, "b-1", start, start.plusMillis(500));
-        assertThat(nodeB.vetoJobExecution(longRun.getTrigger(), longRun)).isFalse();
-        nodeB.triggerComplete(longRun.getTrigger(), longRun, CompletedExecutionInstruction.NOOP);
+        runs(nodeB, fire(job, "b-1", start, start.plusMillis(500)));
 
         // the other node's fire of a later time comes first, as it may when the run ends on the second
         JobExecutionContext later = fire(job, "a-1", start.plusSeconds(1), start.plusMillis(1500));
         assertThat(nodeA.vetoJobExecution(later.getTrigger(), later)).as("the other node's later fire").isTrue();
-        JobExecutionContext heldBack = fire(job, "b-2", start.plusMillis(500), Instant.now().plusSeconds(60));
-        assertThat(nodeB.vetoJobExecution(heldBack.getTrigger(), heldBack)).as("the fire Quartz held back").isFalse();
-        nodeB.triggerComplete(heldBack.getTrigger(), heldBack, CompletedExecutionInstruction.NOOP);
+        runs(nodeB, fire(job, "b-2", start.plusMillis(500), Instant.now().plusSeconds(60)));
 
-        assertThat(node("node-c").locks.holders(LockKind.SINGLETON, null, "job:cluster.once"))
-                .as("caught up: the running lock is free").isEmpty();
+        assertThat(runningLockHolders(node("node-c").locks)).as("caught up: the running lock is free").isEmpty();
     }
 
     @Test
     void aFireHeldBackOnAnotherTriggerOfTheJobKeepsTheRunningLockToo() throws Exception {
         var locks = node("node-b").locks;
-        ClusterSingletonTriggerListener nodeB = new ClusterSingletonTriggerListener(locks);
-        JobDetail job = oneAtATimeJob();
         Instant start = aWhileAgo();
-        JobExecutionContext run = fire(job, "b-1", start, Instant.now().plusSeconds(60));
+        JobExecutionContext run = fire(oneAtATimeJob(), "b-1", start, Instant.now().plusSeconds(60));
         Trigger other = mock(Trigger.class);
         when(other.getKey()).thenReturn(new TriggerKey("other", "cluster"));
         when(other.getNextFireTime()).thenReturn(Date.from(start.plusMillis(500)));
         onScheduler(run, Map.of(run.getTrigger(), TriggerState.BLOCKED, other, TriggerState.BLOCKED));
-        assertThat(nodeB.vetoJobExecution(run.getTrigger(), run)).isFalse();
 
-        nodeB.triggerComplete(run.getTrigger(), run, CompletedExecutionInstruction.NOOP);
+        runs(new ClusterSingletonTriggerListener(locks), run);
 
-        assertThat(locks.holders(LockKind.SINGLETON, null, "job:cluster.once")).as("kept for the other trigger").hasSize(1);
+        assertThat(runningLockHolders(locks)).as("kept for the other trigger").hasSize(1);
     }
 
     @Test
     void aPausedTriggersPassedFireTimeDoesNotKeepTheRunningLock() throws Exception {
         var locks = node("node-b").locks;
-        ClusterSingletonTriggerListener nodeB = new ClusterSingletonTriggerListener(locks);
-        JobDetail job = oneAtATimeJob();
         Instant start = aWhileAgo();
-        JobExecutionContext run = fire(job, "b-1", start, start.plusMillis(500));
+        JobExecutionContext run = fire(oneAtATimeJob(), "b-1", start, start.plusMillis(500));
         onScheduler(run, Map.of(run.getTrigger(), TriggerState.PAUSED));
-        assertThat(nodeB.vetoJobExecution(run.getTrigger(), run)).isFalse();
 
-        nodeB.triggerComplete(run.getTrigger(), run, CompletedExecutionInstruction.NOOP);
+        runs(new ClusterSingletonTriggerListener(locks), run);
 
-        assertThat(locks.holders(LockKind.SINGLETON, null, "job:cluster.once")).as("no fire to wait for").isEmpty();
+        assertThat(runningLockHolders(locks)).as("no fire to wait for").isEmpty();
     }
 
     @Test
     void aRunningLockKeptForAHeldBackFireIsFreedWhenThatFireNeverComes() throws Exception {
         var locks = node("node-b").locks;
-        ClusterSingletonTriggerListener nodeB = new ClusterSingletonTriggerListener(locks);
-        JobDetail job = oneAtATimeJob();
         Instant start = aWhileAgo();
-        JobExecutionContext longRun = fire(job, "b-1", start, start.plusMillis(500));
-        assertThat(nodeB.vetoJobExecution(longRun.getTrigger(), longRun)).isFalse();
-        nodeB.triggerComplete(longRun.getTrigger(), longRun, CompletedExecutionInstruction.NOOP);
-        assertThat(locks.holders(LockKind.SINGLETON, null, "job:cluster.once")).as("kept for the held-back fire").hasSize(1);
+        runs(new ClusterSingletonTriggerListener(locks), fire(oneAtATimeJob(), "b-1", start, start.plusMillis(500)));
+        assertThat(runningLockHolders(locks)).as("kept for the held-back fire").hasSize(1);
 
-        waitFor(() -> locks.holders(LockKind.SINGLETON, null, "job:cluster.once").isEmpty(),
-                ClusterSingletonTriggerListener.CATCH_UP_WAIT.plusSeconds(5));
+        waitFor(() -> runningLockHolders(locks).isEmpty(), ClusterSingletonTriggerListener.CATCH_UP_WAIT.plusSeconds(5));
         assertThat(locks.heldCount()).as("handles the listener still holds").isZero();
+    }
+
+    /** The listener lets {@code fire} run, and the run ends. */
+    private static void runs(ClusterSingletonTriggerListener listener, JobExecutionContext fire) {
+        assertThat(listener.vetoJobExecution(fire.getTrigger(), fire)).as("vetoed " + fire.getFireInstanceId()).isFalse();
+        listener.triggerComplete(fire.getTrigger(), fire, CompletedExecutionInstruction.NOOP);
+    }
+
+    /** Who holds the running lock of {@link #oneAtATimeJob()}. */
+    private static List<LockHolder> runningLockHolders(JdbcLockService locks) {
+        return locks.holders(LockKind.SINGLETON, null, "job:cluster.once");
     }
 
     @Test

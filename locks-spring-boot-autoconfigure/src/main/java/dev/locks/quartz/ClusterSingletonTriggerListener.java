@@ -116,6 +116,10 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
 
     private final LockService locks;
 
+    // the engine behind locks, whose handles have owners of their own and may be released on any
+    // thread; null for another LockService, whose scoped handles stay on the thread that took them
+    private final DefaultLockService engine;
+
     private final GuardedJobs jobs;
 
     // one fire at a time per worker thread: Quartz calls veto, run and completion on the same thread
@@ -145,8 +149,9 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
      */
     public ClusterSingletonTriggerListener(LockService locks, Collection<String> jobKeys, Duration fireMarkerRetention) {
         this.locks = Objects.requireNonNull(locks, "locks");
-        this.jobs = new GuardedJobs(jobKeys, fireMarkerRetention, locks instanceof DefaultLockService engine
-                ? engine.settings().shortestWatchedLease() : Duration.ZERO);
+        this.engine = locks instanceof DefaultLockService service ? service : null;
+        this.jobs = new GuardedJobs(jobKeys, fireMarkerRetention,
+                engine != null ? engine.settings().shortestWatchedLease() : Duration.ZERO);
     }
 
     /**
@@ -315,7 +320,7 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
 
     /** Without waiting, renewed by the watchdog until released. */
     private Optional<LockHandle> tryLock(LockRequest request) {
-        if (locks instanceof DefaultLockService engine) {
+        if (engine != null) {
             // a fresh owner, independent of any lock the job itself takes on this thread
             return engine.tryAcquire(request).map(engine::keepRenewed);
         }
@@ -355,7 +360,7 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
         HeldFire fire = held.get(current);
         if (fire != null && fire.fireInstanceId().equals(context.getFireInstanceId()) && held.remove(current, fire)) {
             // only the engine's handles: a scoped one must be released on the thread that took it
-            if (fire.running() != null && locks instanceof DefaultLockService && catchUpDue(context)) {
+            if (fire.running() != null && engine != null && catchUpDue(context)) {
                 keepForCatchUp(fire);
             }
             else {
@@ -377,9 +382,8 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
         if (scheduler != null) {
             try {
                 for (Trigger trigger : scheduler.getTriggersOfJob(context.getJobDetail().getKey())) {
-                    Trigger.TriggerState state = scheduler.getTriggerState(trigger.getKey());
-                    if (state != Trigger.TriggerState.PAUSED
-                            && passed(trigger, now)) {
+                    // the state second: a JDBC job store reads it from its tables, and most runs end in time
+                    if (passed(trigger, now) && scheduler.getTriggerState(trigger.getKey()) != Trigger.TriggerState.PAUSED) {
                         return true;
                     }
                 }

@@ -4,18 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 
-import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import dev.locks.jdbc.JdbcLockStore;
-import dev.locks.jdbc.SqlDialect;
 import dev.locks.store.LockStore;
-import dev.locks.testing.TestDatabase;
+import dev.locks.testing.H2Store;
+import dev.locks.testing.InterceptedStore;
 
 /**
  * {@link LockService#call} when the store cannot take the release: the lease frees the lock, so the
@@ -23,27 +19,18 @@ import dev.locks.testing.TestDatabase;
  */
 class FailedReleaseTest {
 
-    private HikariDataSource pool;
-
-    private String prefix;
+    private final H2Store h2 = new H2Store();
 
     private DefaultLockService locks;
 
     @BeforeEach
     void start() {
-        prefix = TestDatabase.uniquePrefix();
-        pool = TestDatabase.H2.newPool(4);
-        JdbcLockStore jdbc = new JdbcLockStore(pool, SqlDialect.detect(pool), prefix);
-        jdbc.createSchema();
-        locks = new DefaultLockService(failingReleases(jdbc),
-                LockSettings.builder().nodeId("n").slowWaitLog(null).purgeInterval(null).build(), null);
+        locks = h2.service(failingReleases(h2.store()), H2Store.quietNode("n").build());
     }
 
     @AfterEach
     void stop() {
-        locks.close();
-        TestDatabase.dropTables(pool, prefix);
-        pool.close();
+        h2.close();
     }
 
     @Test
@@ -73,17 +60,11 @@ class FailedReleaseTest {
     }
 
     private static LockStore failingReleases(LockStore store) {
-        return (LockStore) Proxy.newProxyInstance(LockStore.class.getClassLoader(), new Class<?>[] { LockStore.class },
-                (proxy, method, args) -> {
-                    if (method.getName().equals("release") || method.getName().equals("releaseAndGrant")) {
-                        throw new LockUnavailableException("The store is down (test)", null);
-                    }
-                    try {
-                        return method.invoke(store, args);
-                    }
-                    catch (InvocationTargetException ex) {
-                        throw ex.getCause();
-                    }
-                });
+        return InterceptedStore.of(store, (method, args, call) -> {
+    if (method.equals("release") || method.equals("releaseAndGrant")) {
+        throw new LockUnavailableException("The store is down (test)", null);
+    }
+    return call.proceed();
+});
     }
 }

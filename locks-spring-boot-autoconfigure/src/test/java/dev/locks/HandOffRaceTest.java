@@ -3,8 +3,6 @@ package dev.locks;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -13,15 +11,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
-import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import dev.locks.jdbc.JdbcLockStore;
-import dev.locks.jdbc.SqlDialect;
 import dev.locks.store.LockStore;
-import dev.locks.testing.TestDatabase;
+import dev.locks.testing.H2Store;
+import dev.locks.testing.InterceptedStore;
 
 /**
  * A waiter that stops waiting while a release is handing it the lock: the grant made for it must
@@ -38,9 +34,7 @@ class HandOffRaceTest {
 
     private final AtomicInteger grants = new AtomicInteger();
 
-    private HikariDataSource pool;
-
-    private String prefix;
+    private final H2Store h2 = new H2Store();
 
     private DefaultLockService locks;
 
@@ -49,21 +43,14 @@ class HandOffRaceTest {
 
     @BeforeEach
     void start() {
-        prefix = TestDatabase.uniquePrefix();
-        pool = TestDatabase.H2.newPool(4);
-        JdbcLockStore jdbc = new JdbcLockStore(pool, SqlDialect.detect(pool), prefix);
-        jdbc.createSchema();
         // a minute's backoff: the waiter sleeps until a release here wakes it
-        locks = new DefaultLockService(stalling(jdbc), LockSettings.builder().nodeId("race").slowWaitLog(null)
-                .purgeInterval(null).backoff(Duration.ofMinutes(1), 1.0, Duration.ofMinutes(1), Duration.ZERO).build(),
-                null);
+        locks = h2.service(stalling(h2.store()), H2Store.quietNode("race")
+                .backoff(Duration.ofMinutes(1), 1.0, Duration.ofMinutes(1), Duration.ZERO).build());
     }
 
     @AfterEach
     void stop() {
-        locks.close();
-        TestDatabase.dropTables(pool, prefix);
-        pool.close();
+        h2.close();
     }
 
     @Test
@@ -141,24 +128,18 @@ class HandOffRaceTest {
 
     /** {@code store} with every hand-off held until {@link #goOn} opens, counting hand-offs and grants. */
     private LockStore stalling(LockStore store) {
-        return (LockStore) Proxy.newProxyInstance(LockStore.class.getClassLoader(), new Class<?>[] { LockStore.class },
-                (proxy, method, args) -> {
-                    if (method.getName().equals("releaseAndGrant")) {
-                        handOffStarted.countDown();
-                        if (!goOn.await(30, TimeUnit.SECONDS)) {
-                            throw new IllegalStateException("the test never let the hand-off go on");
-                        }
-                        handOffs.incrementAndGet();
-                    }
-                    else if (method.getName().equals("tryGrant")) {
-                        grants.incrementAndGet();
-                    }
-                    try {
-                        return method.invoke(store, args);
-                    }
-                    catch (InvocationTargetException ex) {
-                        throw ex.getCause();
-                    }
-                });
+        return InterceptedStore.of(store, (method, args, call) -> {
+            if (method.equals("releaseAndGrant")) {
+                handOffStarted.countDown();
+                if (!goOn.await(30, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("the test never let the hand-off go on");
+                }
+                handOffs.incrementAndGet();
+            }
+            else if (method.equals("tryGrant")) {
+                grants.incrementAndGet();
+            }
+            return call.proceed();
+        });
     }
 }

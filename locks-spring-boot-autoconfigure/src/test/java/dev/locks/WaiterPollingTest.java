@@ -3,23 +3,19 @@ package dev.locks;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import dev.locks.jdbc.JdbcLockStore;
-import dev.locks.jdbc.SqlDialect;
 import dev.locks.store.LockStore;
-import dev.locks.testing.TestDatabase;
+import dev.locks.testing.H2Store;
+import dev.locks.testing.InterceptedStore;
 
 /**
  * How often a waiter looks again while another owner holds its lock. The store here is a JDBC store on
@@ -53,27 +49,13 @@ class WaiterPollingTest {
     /** What the waiter asks for; the holder takes all of it first. */
     private LockRequest request = LockRequest.paths("/polled").waitAtMost(WAIT).build();
 
-    private HikariDataSource pool;
+    private final H2Store h2 = new H2Store();
 
-    private String prefix;
-
-    private JdbcLockStore jdbc;
-
-    private final List<DefaultLockService> services = new ArrayList<>();
-
-    @BeforeEach
-    void start() {
-        prefix = TestDatabase.uniquePrefix();
-        pool = TestDatabase.H2.newPool(4);
-        jdbc = new JdbcLockStore(pool, SqlDialect.detect(pool), prefix);
-        jdbc.createSchema();
-    }
+    private int services;
 
     @AfterEach
     void stop() {
-        services.forEach(DefaultLockService::close);
-        TestDatabase.dropTables(pool, prefix);
-        pool.close();
+        h2.close();
     }
 
     @Test
@@ -147,8 +129,8 @@ class WaiterPollingTest {
     }
 
     private int looksDuringAWaitOnAHeldLock() {
-        DefaultLockService holder = service(jdbc);
-        DefaultLockService waiter = service(counting(jdbc));
+        DefaultLockService holder = service(h2.store());
+        DefaultLockService waiter = service(counting(h2.store()));
         List<LockHandle> held = new ArrayList<>();
         int permits = request.kind() == LockKind.SEMAPHORE ? request.permits() : 1;
         for (int i = 0; i < permits; i++) {
@@ -160,34 +142,25 @@ class WaiterPollingTest {
     }
 
     private DefaultLockService service(LockStore store) {
-        DefaultLockService service = new DefaultLockService(store, LockSettings.builder().nodeId("n" + services.size())
-                .slowWaitLog(null).purgeInterval(null).notifiedPollInterval(Duration.ofMillis(200)).build(), null);
-        services.add(service);
-        return service;
+        return h2.service(store, H2Store.quietNode("n" + services++).notifiedPollInterval(Duration.ofMillis(200)).build());
     }
 
     private LockStore counting(LockStore store) {
-        return (LockStore) Proxy.newProxyInstance(LockStore.class.getClassLoader(), new Class<?>[] { LockStore.class },
-                (proxy, method, args) -> {
-                    if (method.getName().equals("announcesReleases")) {
-                        return announces;
-                    }
-                    if (method.getName().equals("conflicts")) {
-                        int look = looks.incrementAndGet();
-                        if (changingHoldersAnswer != null) {
-                            return changingHolders(look, changingHoldersAnswer);
-                        }
-                    }
-                    if (method.getName().equals("enqueue")) {
-                        Thread.sleep(enqueueDelayMillis);
-                    }
-                    try {
-                        return method.invoke(store, args);
-                    }
-                    catch (InvocationTargetException ex) {
-                        throw ex.getCause();
-                    }
-                });
+        return InterceptedStore.of(store, (method, args, call) -> {
+            if (method.equals("announcesReleases")) {
+                return announces;
+            }
+            if (method.equals("conflicts")) {
+                int look = looks.incrementAndGet();
+                if (changingHoldersAnswer != null) {
+                    return changingHolders(look, changingHoldersAnswer);
+                }
+            }
+            if (method.equals("enqueue")) {
+                Thread.sleep(enqueueDelayMillis);
+            }
+            return call.proceed();
+        });
     }
 
     private static List<LockHolder> changingHolders(long look, List<Boolean> answer) {

@@ -104,18 +104,22 @@ final class GrantedLock implements LockHandle {
             return false;
         }
         renewed(until, sent, newLease);
-        // a watched handle renewed by hand with a shorter lease must not wait for the watchdog's old schedule
-        long soonest = sent + newLease.toNanos() / 3;
-        if (soonest - nextRenewalNanos < 0) {
-            nextRenewalNanos = soonest;
-        }
         return true;
     }
 
-    void renewed(Instant until, long sentNanos, Duration renewedLease) {
+    /**
+     * Takes in a renewal's answer. The store never shortens a held lease, so each answer is a lower
+     * bound and the latest of them holds, whichever order a hand renewal and the watchdog's answered in.
+     */
+    synchronized void renewed(Instant until, long sentNanos, Duration renewedLease) {
         Grant g = grant;
-        grant = new Grant(g.grantId(), g.owner(), g.fencingToken(), g.rows(), until);
-        validUntilNanos = sentNanos + renewedLease.toNanos();
+        if (until.isAfter(g.expiresAt())) {
+            grant = new Grant(g.grantId(), g.owner(), g.fencingToken(), g.rows(), until);
+        }
+        long validUntil = sentNanos + renewedLease.toNanos();
+        if (validUntil - validUntilNanos > 0) {
+            validUntilNanos = validUntil;
+        }
     }
 
     /** Marks the lease lost, once; returns true if this call did. */

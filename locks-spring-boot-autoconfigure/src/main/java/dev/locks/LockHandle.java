@@ -46,7 +46,8 @@ public interface LockHandle extends AutoCloseable {
     void checkValid();
 
     /**
-     * Extends the lease by the request's lease from now (database time).
+     * Extends the lease to the request's lease from now (database time), unless it already runs
+     * longer: a renewal never shortens a lease.
      *
      * @return false if the lease was already lost or the handle released
      * @throws LockUnavailableException if the store cannot be reached
@@ -54,7 +55,10 @@ public interface LockHandle extends AutoCloseable {
     boolean renew();
 
     /**
-     * Extends the lease by {@code lease} from now (database time).
+     * Extends the lease to {@code lease} from now (database time), unless it already runs longer: a
+     * renewal never shortens a lease, so a renewal by hand and the watchdog's (for a handle that
+     * {@link LockService#call} or an annotation keeps renewed) cannot undo each other whatever order
+     * they reach the database in.
      *
      * @param lease the new lease: positive, at most {@link LockRequest#MAX_DURATION}
      * @return false if the lease was already lost or the handle released

@@ -142,8 +142,8 @@ final class LeaseRenewal {
     }
 
     /**
-     * All of the chunk when every row was extended; otherwise the grants whose rows now carry
-     * {@code until}, which only this renewal wrote.
+     * All of the chunk when every row was extended; otherwise the grants whose rows now last until
+     * {@code until} or later: those this renewal found alive.
      */
     private Map<String, Instant> renewedOf(Connection connection, List<Grant> chunk, int updated, Instant until)
             throws SQLException {
@@ -154,7 +154,7 @@ final class LeaseRenewal {
             return renewed;
         }
         try (PreparedStatement ps = connection.prepareStatement("SELECT DISTINCT grant_id FROM " + tables.held()
-                + " WHERE grant_id IN (" + SqlDialect.placeholders(slots(chunk.size())) + ") AND expires_at = ?")) {
+                + " WHERE grant_id IN (" + SqlDialect.placeholders(slots(chunk.size())) + ") AND expires_at >= ?")) {
             int i = bindIds(ps, 1, chunk);
             dialect.setTime(ps, i, until);
             try (ResultSet rs = ps.executeQuery()) {
@@ -173,12 +173,15 @@ final class LeaseRenewal {
     }
 
     /**
-     * Sets the expiry of the still live rows of {@code n} grants to {@code until}; the grant ids are
-     * its parameters after any in {@code until}. Liveness is judged by the clock when the
-     * {@code UPDATE} runs, not by a time read before it.
+     * Extends the still live rows of {@code n} grants to {@code until}, never shortening one; the
+     * grant ids are its parameters after any in {@code until}. Liveness is judged by the clock when
+     * the {@code UPDATE} runs, not by a time read before it. A lease only grows while it is held
+     * because a hand renewal and the watchdog's can reach the database in either order: had the
+     * later one shortened the lease, the handle, which trusts the renewal that answered last, could
+     * believe itself valid after its rows had expired.
      */
     private String extendLeases(int n, String until) {
-        return "UPDATE " + tables.held() + " SET expires_at = " + until + " WHERE grant_id IN ("
+        return "UPDATE " + tables.held() + " SET expires_at = GREATEST(expires_at, " + until + ") WHERE grant_id IN ("
                 + SqlDialect.placeholders(n) + ") AND expires_at > " + dialect.now();
     }
 

@@ -117,11 +117,14 @@ public interface LockStore {
     }
 
     /**
-     * Extends the leases of still-live grants to {@code lease} from now, in one round where possible.
+     * Extends the leases of still-live grants to {@code lease} from now, in one round where possible,
+     * and never shortens one: a handle trusts the renewal that answered last, which need not be the
+     * one that reached the store last.
      *
      * @param grants grants of this node
      * @param lease the new lease
-     * @return the new lease end of each grant renewed; grants missing from the map are lost
+     * @return for each grant renewed, a lease end it holds at least until (a longer lease it already
+     *         had stays); grants missing from the map are lost
      */
     Map<String, Instant> renew(Collection<Grant> grants, Duration lease);
 

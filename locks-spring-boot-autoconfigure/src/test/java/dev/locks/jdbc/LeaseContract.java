@@ -58,6 +58,33 @@ abstract class LeaseContract extends LockServiceContract {
     }
 
     @Test
+    void aRenewalWithAShorterLeaseLeavesTheLongerOneInPlace() {
+        LockHandle h = locks.tryAcquire(x("/kept-longer").lease(Duration.ofSeconds(30)).build()).orElseThrow();
+        Instant granted = h.expiresAt();
+
+        assertThat(h.renew(Duration.ofMillis(300))).isTrue();
+        sleep(Duration.ofMillis(600));
+
+        assertThat(h.isValid()).isTrue();
+        assertThat(h.expiresAt()).isEqualTo(granted);
+        assertThat(newNode("node-b").tryAcquire(x("/kept-longer").build())).as("another node's try").isEmpty();
+        h.release();
+    }
+
+    @Test
+    void aBatchRenewalThatFindsALongerLeaseCountsItsGrantAsRenewed() {
+        LockHandle longer = locks.tryAcquire(x("/longer/kept").lease(Duration.ofSeconds(30)).build()).orElseThrow();
+        LockHandle lapsed = locks.tryAcquire(x("/longer/lapsed").lease(Duration.ofMillis(300)).build()).orElseThrow();
+        sleep(Duration.ofMillis(600));
+
+        Map<String, Instant> renewed = locks.store().renew(List.of(grantOf(longer), grantOf(lapsed)),
+                Duration.ofSeconds(1));
+
+        assertThat(renewed).containsOnlyKeys(grantOf(longer).grantId());
+        longer.release();
+    }
+
+    @Test
     void aBatchRenewalRenewsTheGrantsStillHeldAndLeavesOutTheOnesGone() {
         LockHandle first = tryX("/batch/a").orElseThrow();
         LockHandle gone = tryX("/batch/b", "/batch/c").orElseThrow();

@@ -28,6 +28,7 @@ import dev.locks.store.GrantRequest;
 import dev.locks.store.GrantResult;
 import dev.locks.store.HandOff;
 import dev.locks.store.LockStore;
+import dev.locks.store.ReleaseDeferredException;
 
 /**
  * The lock engine over any {@link LockStore}: normalises requests, waits with backoff and local
@@ -61,6 +62,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
     private final ThreadPoolTaskScheduler ownScheduler;
 
     private final LeaseRenewer renewer;
+
+    private final ReleaseRetries releaseRetries;
 
     private final ScheduledFuture<?> purging;
 
@@ -99,6 +102,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
         this.pollBudget = new PollBudget(settings.maxPollsPerSecond());
         store.onRemoteRelease(wakeups::releasedInScope);
         this.renewer = new LeaseRenewer(store, settings, scheduler, listeners);
+        this.releaseRetries = new ReleaseRetries(store, wakeups, scheduler);
         Duration purge = settings.purgeInterval();
         this.purging = purge == null || purge.isZero() ? null : scheduler.scheduleWithFixedDelay(this::purge, purge);
     }
@@ -162,27 +166,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
             result = work.call();
         }
         catch (Exception | Error ex) {
-            releaseAfterWork(handle, ex);
+            LockHandles.releaseAfterWork(handle, ex);
             throw ex;
         }
-        releaseAfterWork(handle, null);
+        LockHandles.releaseAfterWork(handle, null);
         return result;
-    }
-
-    /**
-     * Releases what {@link #call} held. A failed release loses nothing the lease would not free, and
-     * must not hide the work's outcome: it is logged, and added to the work's own exception.
-     */
-    private static void releaseAfterWork(LockHandle handle, Throwable failure) {
-        try {
-            handle.release();
-        }
-        catch (RuntimeException ex) {
-            if (failure != null) {
-                failure.addSuppressed(ex);
-            }
-            log.warn("Could not release {}; its lease will free it: {}", handle, ex.toString());
-        }
     }
 
     @Override
@@ -204,7 +192,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
         catch (RuntimeException | Error ex) {
             // the caller gets no handles to release: nothing granted so far may stay held
             for (LockHandle handle : granted) {
-                releaseAfterWork(handle, ex);
+                LockHandles.releaseAfterWork(handle, ex);
             }
             throw ex;
         }
@@ -631,6 +619,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
         }
     }
 
+    /** @return the failed releases still to be retried in the background */
+    int pendingReleases() {
+        return releaseRetries.size();
+    }
+
     /** Called once per handle when it is released; returns whether the store still had it. */
     boolean released(GrantedLock handle) {
         renewer.unregister(handle);
@@ -649,8 +642,17 @@ public class DefaultLockService implements LockService, AutoCloseable {
             return store.release(handle.grant(), keep);
         }
         catch (LockUnavailableException ex) {
+            String retried;
+            if (ex instanceof ReleaseDeferredException) {
+                retried = "; the store releases it when the caller's transaction ends";
+            }
+            else {
+                releaseRetries.add(handle);
+                retried = "; retrying in the background until its lease runs out";
+            }
             // the store names the operation; the caller needs to know which lock it was
-            throw new LockUnavailableException("Could not release " + handle.describe() + ": " + ex.getMessage(), ex);
+            throw new LockUnavailableException("Could not release " + handle.describe() + ": " + ex.getMessage() + retried,
+                    ex);
         }
         finally {
             if (handle.scope() != null) {
@@ -802,9 +804,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 handle.release();
             }
             catch (RuntimeException ex) {
-                log.warn("Could not release {} on shutdown; its lease will free it: {}", handle.describe(), ex.toString());
+                log.warn("On shutdown: {}", ex.getMessage());
             }
         }
+        releaseRetries.close();
         store.close();
         if (ownScheduler != null) {
             ownScheduler.shutdown();

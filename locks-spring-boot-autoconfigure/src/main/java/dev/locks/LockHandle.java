@@ -75,7 +75,10 @@ public interface LockHandle extends AutoCloseable {
      *
      * @return true if this call released a grant that was still held; for a release that follows the
      *         transaction, whether the grant was still held when it was asked
-     * @throws LockUnavailableException if the store cannot be reached; the lease then frees the lock
+     * @throws LockUnavailableException if the store cannot be reached; the release is then retried in
+     *         the background until it succeeds or the lease has run out (where it failed inside the
+     *         caller's transaction, its cause is a {@link dev.locks.store.ReleaseDeferredException}:
+     *         the release is repeated when that transaction ends instead)
      */
     boolean release();
 

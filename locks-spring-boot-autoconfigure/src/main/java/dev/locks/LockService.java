@@ -40,8 +40,8 @@ public interface LockService {
     /**
      * Runs {@code work} holding the locks: acquires (waiting), renews the lease while the work runs,
      * releases afterwards whatever happens. A release that fails (the store unreachable) is logged
-     * and added to the work's exception as suppressed; it never replaces the work's outcome, and the
-     * lease frees the locks.
+     * and added to the work's exception as suppressed; it never replaces the work's outcome, and it
+     * is retried in the background until it succeeds or the lease frees the locks.
      *
      * @param request what to lock
      * @param work the work

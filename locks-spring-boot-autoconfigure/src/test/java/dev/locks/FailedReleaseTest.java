@@ -4,22 +4,34 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import dev.locks.store.LockStore;
+import dev.locks.store.ReleaseDeferredException;
 import dev.locks.testing.H2Store;
 import dev.locks.testing.InterceptedStore;
 
 /**
- * {@link LockService#call} when the store cannot take the release: the lease frees the lock, so the
- * failed release must not hide what the work did.
+ * Releases the store cannot take: they must not hide what the work did, and they are retried in the
+ * background until one succeeds or the lease has run out, unless the store repeats them itself when
+ * the caller's transaction ends.
  */
 class FailedReleaseTest {
 
     private final H2Store h2 = new H2Store();
+
+    private final AtomicInteger releaseAttempts = new AtomicInteger();
+
+    /** The store fails releases while this is set; {@link ReleaseDeferredException}s if it says so. */
+    private volatile String storeDown = "The store is down (test)";
+
+    private volatile boolean defersReleases;
 
     private DefaultLockService locks;
 
@@ -59,12 +71,73 @@ class FailedReleaseTest {
         assertThat(result).isEqualTo("done");
     }
 
-    private static LockStore failingReleases(LockStore store) {
-        return InterceptedStore.of(store, (method, args, call) -> {
-    if (method.equals("release") || method.equals("releaseAndGrant")) {
-        throw new LockUnavailableException("The store is down (test)", null);
+    @Test
+    void aReleaseTheStoreCouldNotTakeIsRetriedUntilItSucceeds() {
+        LockHandle handle = locks.acquire(LockRequest.paths("/retried").build());
+        assertThatThrownBy(handle::release).isInstanceOf(LockUnavailableException.class)
+                .hasMessageContaining("retrying in the background");
+
+        storeDown = null;
+
+        await(() -> locks.holders(null, "/retried").isEmpty(), Duration.ofSeconds(5));
+        assertThat(locks.pendingReleases()).isZero();
     }
-    return call.proceed();
-});
+
+    @Test
+    void aFailedReleaseIsRetriedNoLongerThanItsLease() {
+        LockHandle handle = locks.acquire(LockRequest.paths("/lapsing").lease(Duration.ofMillis(1500)).build());
+        assertThatThrownBy(handle::release).isInstanceOf(LockUnavailableException.class);
+
+        await(() -> locks.pendingReleases() == 0, Duration.ofSeconds(5));
+        int attempts = releaseAttempts.get();
+        sleep(Duration.ofMillis(2500));
+
+        assertThat(attempts).as("release attempts while the lease lasted").isGreaterThan(1);
+        assertThat(releaseAttempts.get()).as("release attempts after the lease ran out").isEqualTo(attempts);
+    }
+
+    @Test
+    void aReleaseTheStoreDefersToTheCallersTransactionIsNotRetriedHere() {
+        defersReleases = true;
+        LockHandle handle = locks.acquire(LockRequest.paths("/deferred").build());
+        assertThatThrownBy(handle::release).isInstanceOf(LockUnavailableException.class)
+                .hasMessageContaining("when the caller's transaction ends");
+        storeDown = null;
+
+        sleep(Duration.ofMillis(2500));
+
+        assertThat(releaseAttempts.get()).isEqualTo(1);
+        assertThat(locks.holders(null, "/deferred")).hasSize(1);
+    }
+
+    private LockStore failingReleases(LockStore store) {
+        return InterceptedStore.of(store, (method, args, call) -> {
+            if (method.equals("release") || method.equals("releaseAndGrant")) {
+                releaseAttempts.incrementAndGet();
+                String down = storeDown;
+                if (down != null) {
+                    throw defersReleases ? new ReleaseDeferredException(down, null) : new LockUnavailableException(down, null);
+                }
+            }
+            return call.proceed();
+        });
+    }
+
+    private static void await(BooleanSupplier condition, Duration atMost) {
+        long until = System.nanoTime() + atMost.toNanos();
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime() - until).as("waited %s for the condition", atMost).isNegative();
+            sleep(Duration.ofMillis(20));
+        }
+    }
+
+    private static void sleep(Duration duration) {
+        try {
+            Thread.sleep(duration.toMillis());
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(ex);
+        }
     }
 }

@@ -23,6 +23,7 @@ import org.springframework.util.function.SingletonSupplier;
 
 import dev.locks.InvalidLockPathException;
 import dev.locks.LockHandle;
+import dev.locks.LockHandles;
 import dev.locks.LockRequest;
 import dev.locks.LockService;
 
@@ -101,14 +102,14 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
                 Optional<LockHandle> handle = enter(operations.get(i), requests.get(i));
                 if (handle.isEmpty()) {
                     log.debug("Skipped {}: {} is held elsewhere", operations.get(i).method(), requests.get(i));
-                    releaseNow(held, null);
+                    LockHandles.releaseAllAfterWork(held, null);
                     return skippedResult(method);
                 }
                 held.add(handle.get());
             }
         }
         catch (RuntimeException | Error ex) {
-            releaseNow(held, ex);
+            LockHandles.releaseAllAfterWork(held, ex);
             throw ex;
         }
         if (TransactionSynchronizationManager.isSynchronizationActive()
@@ -126,7 +127,7 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
             throw ex;
         }
         finally {
-            releaseNow(held, failure);
+            LockHandles.releaseAllAfterWork(held, failure);
         }
     }
 
@@ -169,23 +170,5 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
     /** A skipped singleton returns nothing: null, or an empty Optional (primitives are refused at start-up). */
     private static Object skippedResult(Method method) {
         return method.getReturnType() == Optional.class ? Optional.empty() : null;
-    }
-
-    /**
-     * Releases in reverse order. A failed release is logged, not thrown: the method's own outcome
-     * stands, and the lease frees the lock in time.
-     */
-    static void releaseNow(List<LockHandle> held, Throwable failure) {
-        for (int i = held.size() - 1; i >= 0; i--) {
-            try {
-                held.get(i).release();
-            }
-            catch (RuntimeException ex) {
-                if (failure != null) {
-                    failure.addSuppressed(ex);
-                }
-                log.warn("Could not release {}; its lease will free it: {}", held.get(i), ex.toString());
-            }
-        }
     }
 }

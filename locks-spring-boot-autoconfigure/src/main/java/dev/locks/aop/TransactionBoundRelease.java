@@ -7,6 +7,7 @@ import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 import dev.locks.LockHandle;
+import dev.locks.LockHandles;
 
 /**
  * Releases locks taken inside a transaction when that transaction ends, never before its work is
@@ -54,6 +55,6 @@ final class TransactionBoundRelease implements TransactionSynchronization {
 
     @Override
     public void afterCompletion(int status) {
-        LockInterceptor.releaseNow(handles, null);
+        LockHandles.releaseAllAfterWork(handles, null);
     }
 }

@@ -37,6 +37,7 @@ import dev.locks.store.GrantRequest;
 import dev.locks.store.GrantResult;
 import dev.locks.store.HandOff;
 import dev.locks.store.LockStore;
+import dev.locks.store.ReleaseDeferredException;
 import dev.locks.store.WaitGraphRow;
 
 /**
@@ -774,34 +775,36 @@ public class JdbcLockStore implements LockStore {
      *         its own for a release that follows the transaction
      */
     private boolean releaseWithCallersTransaction(Grant grant, StoreTransactions.SqlWork<Integer> work) {
-        Connection connection = DataSourceUtils.getConnection(transactions.dataSource());
+        boolean releasedAfter = false;
+        Connection connection = null;
         try {
+            connection = DataSourceUtils.getConnection(transactions.dataSource());
             boolean joins = dialect.releasesInSnapshotTransactions()
                     || isolationOf(connection) <= Connection.TRANSACTION_READ_COMMITTED;
             if (!joins) {
                 releaseWhenTheTransactionEnds(work, "after the caller's transaction", true);
+                releasedAfter = true;
                 // the caller's snapshot may not see the grant; a connection of its own does
                 return transactions.autoCommit("look at a lock released after the caller's transaction",
                         c -> isLive(c, grant));
             }
-            int rows;
-            try {
-                rows = work.run(connection);
-            }
-            catch (SQLException ex) {
-                // whatever becomes of the caller's transaction, the lock must not wait for its lease
-                releaseWhenTheTransactionEnds(work, "after a release that failed in the caller's transaction", true);
-                throw ex;
-            }
+            int rows = work.run(connection);
             releaseWhenTheTransactionEnds(work, "after rollback", false);
             return rows > 0;
         }
-        catch (SQLException ex) {
-            throw new LockUnavailableException("Lock store failed to release a lock in the caller's transaction: "
+        catch (SQLException | RuntimeException ex) {
+            // whatever becomes of the caller's transaction, the lock must not wait for its lease, nor be
+            // freed before the work it guards is committed: the release follows the transaction's end
+            if (!releasedAfter) {
+                releaseWhenTheTransactionEnds(work, "after a release that failed in the caller's transaction", true);
+            }
+            throw new ReleaseDeferredException("Lock store failed to release a lock in the caller's transaction: "
                     + ex.getMessage(), ex);
         }
         finally {
-            DataSourceUtils.releaseConnection(connection, transactions.dataSource());
+            if (connection != null) {
+                DataSourceUtils.releaseConnection(connection, transactions.dataSource());
+            }
         }
     }
 

@@ -31,6 +31,7 @@ import org.slf4j.LoggerFactory;
 
 import dev.locks.DefaultLockService;
 import dev.locks.LockHandle;
+import dev.locks.LockHandles;
 import dev.locks.LockRequest;
 import dev.locks.LockService;
 import dev.locks.annotation.ClusterSingleton;
@@ -434,12 +435,7 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
         if (handle == null) {
             return;
         }
-        try {
-            handle.release();
-        }
-        catch (RuntimeException ex) {
-            log.warn("Could not release {}; its lease will free it: {}", handle, ex.toString());
-        }
+        LockHandles.releaseAfterWork(handle, null);
     }
 
     private static String describe(JobExecutionContext context) {

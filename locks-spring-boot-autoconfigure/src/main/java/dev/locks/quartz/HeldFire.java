@@ -45,7 +45,7 @@ record HeldFire(String fireInstanceId, String description, LockHandle running, S
             }
         }
         catch (RuntimeException ex) {
-            log.warn("Could not release the {} of {}; its lease will free it: {}", what, description, ex.toString());
+            log.warn("The {} of {}: {}", what, description, ex.getMessage());
         }
     }
 }

@@ -86,6 +86,9 @@ public interface LockStore {
      * @param keepFor for singletons with {@code lockAtLeastFor}: keep the grant until this long after
      *                it was granted, even past its lease; {@link Duration#ZERO} to delete it now
      * @return true if a live grant was released
+     * @throws dev.locks.LockUnavailableException if the store could not release now; the engine retries
+     * @throws ReleaseDeferredException if the release failed in the caller's transaction and the store
+     *         repeats it when that transaction ends
      */
     boolean release(Grant grant, Duration keepFor);
 

@@ -1,6 +1,7 @@
 package dev.locks.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -14,6 +15,9 @@ import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import dev.locks.LockHandle;
+import dev.locks.LockUnavailableException;
+import dev.locks.store.ReleaseDeferredException;
+import dev.locks.testing.TrappingDataSource;
 
 /**
  * A release inside a transaction on the lock tables' own DataSource: the lock stays held until the
@@ -56,6 +60,29 @@ abstract class CallersTransactionContract extends LockServiceContract {
     @Test
     void aReleaseInsideAReadCommittedTransactionOfALockLostMeanwhileAnswersFalse() {
         assertLostLockReleaseAnswersFalse(TransactionDefinition.ISOLATION_READ_COMMITTED, "/rc/lost");
+    }
+
+    @Test
+    void aReleaseThatFailsInsideTheCallersTransactionFreesTheLockOnlyAfterItsCommit() {
+        TrappingDataSource trapping = new TrappingDataSource(newPool(4),
+                sql -> sql.contains("DELETE FROM " + prefix + "held"));
+        JdbcLockService failing = node("node-t", trapping.dataSource());
+        JdbcLockService other = newNode("node-b");
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(trapping.dataSource()));
+        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+        LockHandle h = failing.tryAcquire(x("/failed-release").build()).orElseThrow();
+
+        transaction.executeWithoutResult(status -> {
+            trapping.failNext("connection reset (test)");
+            assertThatThrownBy(h::release).isInstanceOf(LockUnavailableException.class)
+                    .hasCauseInstanceOf(ReleaseDeferredException.class);
+            // past the engine's first retry of a failed release, a second after the failure
+            sleep(Duration.ofMillis(1500));
+            assertThat(other.tryAcquire(x("/failed-release").build())).as("free before the work is committed").isEmpty();
+        });
+
+        assertThat(other.tryAcquire(x("/failed-release").build())).as("free after the commit").isPresent().get()
+                .matches(LockHandle::release);
     }
 
     private void assertLostLockReleaseAnswersFalse(int isolation, String path) {

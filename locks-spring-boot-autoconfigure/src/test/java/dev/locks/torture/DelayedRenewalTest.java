@@ -16,6 +16,7 @@ import dev.locks.LockRequest;
 import dev.locks.LockSettings;
 import dev.locks.jdbc.JdbcLockService;
 import dev.locks.testing.TestDatabase;
+import dev.locks.testing.TrappingDataSource;
 
 /**
  * A renewal decides from the database clock whether a lease is still alive. If the renewing node
@@ -37,7 +38,7 @@ class DelayedRenewalTest {
             String prefix = TestDatabase.uniquePrefix();
             String tenant = "t-" + UUID.randomUUID();
             try (HikariDataSource poolA = database().newPool(4); HikariDataSource poolB = database().newPool(4)) {
-                StallingDataSource stalling = new StallingDataSource(poolA,
+                TrappingDataSource stalling = new TrappingDataSource(poolA,
                         sql -> sql.contains("UPDATE " + prefix + "held SET expires_at"));
                 try (JdbcLockService a = service(stalling.dataSource(), prefix, "node-a", true);
                         JdbcLockService b = service(poolB, prefix, "node-b", false)) {

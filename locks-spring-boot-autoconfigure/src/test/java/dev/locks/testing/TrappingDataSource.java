@@ -1,8 +1,9 @@
-package dev.locks.torture;
+package dev.locks.testing;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
@@ -10,11 +11,11 @@ import java.util.function.Predicate;
 import javax.sql.DataSource;
 
 /**
- * A DataSource that, once armed, stalls the next statement whose SQL matches before it reaches the
- * database: a garbage-collection pause, a SIGSTOP or a slow network between two statements of one
- * store operation, made deterministic.
+ * A DataSource that, once armed, stalls or fails the next statement whose SQL matches before it
+ * reaches the database: a garbage-collection pause, a SIGSTOP, a slow network or a dropped
+ * connection between two statements of one store operation, made deterministic.
  */
-final class StallingDataSource {
+public final class TrappingDataSource {
 
     private final DataSource proxy;
 
@@ -22,7 +23,9 @@ final class StallingDataSource {
 
     private final AtomicReference<Duration> armed = new AtomicReference<>();
 
-    StallingDataSource(DataSource target, Predicate<String> matches) {
+    private final AtomicReference<String> failure = new AtomicReference<>();
+
+    public TrappingDataSource(DataSource target, Predicate<String> matches) {
         this.matches = matches;
         this.proxy = (DataSource) Proxy.newProxyInstance(getClass().getClassLoader(), new Class<?>[] { DataSource.class },
                 (p, method, args) -> {
@@ -31,13 +34,18 @@ final class StallingDataSource {
                 });
     }
 
-    DataSource dataSource() {
+    public DataSource dataSource() {
         return proxy;
     }
 
     /** The next matching statement waits this long before it is prepared. */
-    void stallNext(Duration stall) {
+    public void stallNext(Duration stall) {
         armed.set(stall);
+    }
+
+    /** The next matching statement fails with this message instead of being prepared. */
+    public void failNext(String message) {
+        failure.set(message);
     }
 
     private Connection connection(Connection target) {
@@ -45,6 +53,10 @@ final class StallingDataSource {
                 (p, method, args) -> {
                     if (method.getName().equals("prepareStatement") && args != null && args[0] instanceof String sql
                             && matches.test(sql)) {
+                        String message = failure.getAndSet(null);
+                        if (message != null) {
+                            throw new SQLException(message, "08006");
+                        }
                         Duration stall = armed.getAndSet(null);
                         if (stall != null) {
                             Thread.sleep(stall.toMillis());

@@ -1,0 +1,51 @@
+package dev.locks;
+
+import java.util.List;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Releases handles once the work they guarded is over, where a failed release must not hide the
+ * work's outcome. A release the store could not take is logged at WARN and retried by the engine in
+ * the background (the lease frees the lock at the latest), so the caller has nothing left to do.
+ */
+public final class LockHandles {
+
+    private static final Logger log = LoggerFactory.getLogger(LockHandles.class);
+
+    private LockHandles() {
+    }
+
+    /**
+     * Releases {@code handle}; a failure is logged and, if the work failed too, added to the work's
+     * exception as suppressed.
+     *
+     * @param handle the handle to release
+     * @param failure what the work threw, or null if it succeeded
+     */
+    public static void releaseAfterWork(LockHandle handle, Throwable failure) {
+        try {
+            handle.release();
+        }
+        catch (RuntimeException ex) {
+            if (failure != null) {
+                failure.addSuppressed(ex);
+            }
+            log.warn(ex.getMessage());
+        }
+    }
+
+    /**
+     * Releases {@code handles} in the reverse of the order they were taken in, each even if an
+     * earlier one failed, as {@link #releaseAfterWork(LockHandle, Throwable)} does.
+     *
+     * @param handles the handles, in the order they were taken
+     * @param failure what the work threw, or null if it succeeded
+     */
+    public static void releaseAllAfterWork(List<? extends LockHandle> handles, Throwable failure) {
+        for (int i = handles.size() - 1; i >= 0; i--) {
+            releaseAfterWork(handles.get(i), failure);
+        }
+    }
+}

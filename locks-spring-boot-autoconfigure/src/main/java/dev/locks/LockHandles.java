@@ -32,7 +32,13 @@ public final class LockHandles {
             if (failure != null) {
                 failure.addSuppressed(ex);
             }
-            log.warn(ex.getMessage());
+            if (ex instanceof LockUnavailableException) {
+                // the engine's message names the lock and says what becomes of the release
+                log.warn(ex.getMessage());
+            }
+            else {
+                log.warn("Could not release {}", handle, ex);
+            }
         }
     }
 

@@ -102,7 +102,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
         this.pollBudget = new PollBudget(settings.maxPollsPerSecond());
         store.onRemoteRelease(wakeups::releasedInScope);
         this.renewer = new LeaseRenewer(store, settings, scheduler, listeners);
-        this.releaseRetries = new ReleaseRetries(store, wakeups, scheduler);
+        this.releaseRetries = new ReleaseRetries(store);
+        store.onTakenOverReleaseFailure(releaseRetries::addTakenOver);
         Duration purge = settings.purgeInterval();
         this.purging = purge == null || purge.isZero() ? null : scheduler.scheduleWithFixedDelay(this::purge, purge);
     }
@@ -644,10 +645,12 @@ public class DefaultLockService implements LockService, AutoCloseable {
         catch (LockUnavailableException ex) {
             String retried;
             if (ex instanceof ReleaseDeferredException) {
-                retried = "; the store releases it when the caller's transaction ends";
+                retried = "; it is released again when the caller's transaction ends";
             }
             else {
-                releaseRetries.add(handle);
+                LocalWakeups.Release freed = keep.isZero() ? LocalWakeups.Release.FREED : LocalWakeups.Release.KEPT;
+                releaseRetries.add(handle, () -> wakeups.released(handle.request().kind(), handle.tenant(),
+                        handle.paths(), freed));
                 retried = "; retrying in the background until its lease runs out";
             }
             // the store names the operation; the caller needs to know which lock it was
@@ -804,7 +807,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 handle.release();
             }
             catch (RuntimeException ex) {
-                log.warn("On shutdown: {}", ex.getMessage());
+                log.warn("On shutdown, could not release {}: {}", handle.describe(), ex.getMessage());
             }
         }
         releaseRetries.close();

@@ -1,14 +1,16 @@
 package dev.locks;
 
 import java.time.Duration;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledFuture;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.scheduling.TaskScheduler;
 
+import dev.locks.store.Grant;
 import dev.locks.store.LockStore;
 
 /**
@@ -17,31 +19,78 @@ import dev.locks.store.LockStore;
  * release would keep the lock for the rest of its lease: for a singleton's {@code lockAtMostFor},
  * many minutes. A release is idempotent (it names its grant and owner, and only live rows), so a
  * retry can never free anybody else's lock.
+ * <p>
+ * The retries run on a daemon thread of their own, started at the first failure: a retry that
+ * waits for an unreachable database must not hold up the watchdog's renewals.
  */
 final class ReleaseRetries implements AutoCloseable {
 
     /** How long after a failure, and after each failed retry, the next attempt comes. */
     static final Duration INTERVAL = Duration.ofSeconds(1);
 
+    /** More pending releases than this mean the store is gone for long: the leases free the rest. */
+    static final int MAX_PENDING = 100_000;
+
     private static final Logger log = LoggerFactory.getLogger(ReleaseRetries.class);
+
+    /**
+     * A release to try again.
+     *
+     * @param giveUpNanos when the lease has run out on this JVM's clock, or null for a release the
+     *                    store took over, whose retries end when the store answers at all (a lapsed
+     *                    grant answers false)
+     * @param released what to do once it succeeded
+     */
+    private record Pending(Grant grant, Duration keep, String description, Long giveUpNanos, Runnable released) {
+    }
 
     private final LockStore store;
 
-    private final LocalWakeups wakeups;
+    private final Queue<Pending> pending = new ConcurrentLinkedQueue<>();
 
-    private final Set<GrantedLock> pending = ConcurrentHashMap.newKeySet();
+    private ScheduledExecutorService thread;
 
-    private final ScheduledFuture<?> rounds;
+    private boolean closed;
 
-    ReleaseRetries(LockStore store, LocalWakeups wakeups, TaskScheduler scheduler) {
+    ReleaseRetries(LockStore store) {
         this.store = store;
-        this.wakeups = wakeups;
-        this.rounds = scheduler.scheduleWithFixedDelay(this::retry, INTERVAL);
     }
 
     /** Takes a handle whose release failed; it is tried again from the next round on. */
-    void add(GrantedLock handle) {
-        pending.add(handle);
+    void add(GrantedLock handle, Runnable released) {
+        add(new Pending(handle.grant(), handle.request().lockAtLeastFor(), handle.describe(), handle.validUntilNanos(),
+                released));
+    }
+
+    /** Takes a release the store had taken over at the end of a caller's transaction, and which failed. */
+    void addTakenOver(Grant grant, Duration keep) {
+        add(new Pending(grant, keep, "the lock with token " + grant.fencingToken(), null, () -> {
+        }));
+        log.warn("Could not release the lock with token {} after the caller's transaction; retrying in the background",
+                grant.fencingToken());
+    }
+
+    private void add(Pending release) {
+        if (pending.size() >= MAX_PENDING) {
+            log.warn("Not retrying the release of {}: {} releases wait already; its lease will free it",
+                    release.description(), pending.size());
+            return;
+        }
+        pending.add(release);
+        startOnce();
+    }
+
+    private synchronized void startOnce() {
+        if (thread != null || closed) {
+            return;
+        }
+        thread = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "locks-release-retry");
+            t.setDaemon(true);
+            return t;
+        });
+        long interval = INTERVAL.toMillis();
+        thread.scheduleWithFixedDelay(this::retry, interval, interval, TimeUnit.MILLISECONDS);
     }
 
     /** @return the releases still to be retried */
@@ -49,35 +98,46 @@ final class ReleaseRetries implements AutoCloseable {
         return pending.size();
     }
 
-    /** One round: each pending release once, until the store fails again. */
+    /**
+     * One round: the pending releases in turn until the store fails again. The one that failed goes
+     * to the back, so that a release failing for a reason of its own does not hold up the others.
+     */
     void retry() {
-        for (GrantedLock handle : pending) {
-            if (System.nanoTime() - handle.validUntilNanos() >= 0) {
-                pending.remove(handle);
-                log.debug("Gave up releasing {}: its lease has run out", handle.describe());
-                continue;
-            }
-            Duration keep = handle.request().lockAtLeastFor();
-            try {
-                store.release(handle.grant(), keep);
-            }
-            catch (RuntimeException ex) {
-                // the store is still out of reach: the others would fail too
-                log.debug("Retrying the release of {} failed: {}", handle.describe(), ex.toString());
+        for (int i = pending.size(); i > 0; i--) {
+            Pending release = pending.poll();
+            if (release == null) {
                 return;
             }
-            pending.remove(handle);
-            log.info("Released {} on retry", handle.describe());
-            wakeups.released(handle.request().kind(), handle.tenant(), handle.paths(),
-                    keep.isZero() ? LocalWakeups.Release.FREED : LocalWakeups.Release.KEPT);
+            if (release.giveUpNanos() != null && System.nanoTime() - release.giveUpNanos() >= 0) {
+                log.debug("Gave up releasing {}: its lease has run out", release.description());
+                continue;
+            }
+            try {
+                store.release(release.grant(), release.keep());
+            }
+            catch (RuntimeException ex) {
+                pending.add(release);
+                log.debug("Retrying the release of {} failed: {}", release.description(), ex.toString());
+                return;
+            }
+            log.info("Released {} on retry", release.description());
+            release.released().run();
         }
     }
 
-    /** Stops the rounds after one last attempt at each pending release. */
+    /** Makes one last attempt at each pending release, then stops. */
     @Override
     public void close() {
-        rounds.cancel(false);
+        synchronized (this) {
+            closed = true;
+            if (thread != null) {
+                thread.shutdownNow();
+            }
+        }
         retry();
+        for (Pending release : pending) {
+            log.warn("Could not release {} on shutdown; its lease will free it", release.description());
+        }
         pending.clear();
     }
 }

@@ -34,6 +34,9 @@ class RenewalOrderTest {
 
     private volatile boolean handRenewalInStore;
 
+    /** Whether the watchdog's renewal reached the store and answered while the hand renewal's answer waited. */
+    private volatile boolean reordered;
+
     private final H2Store h2 = new H2Store();
 
     private DefaultLockService locks;
@@ -54,8 +57,7 @@ class RenewalOrderTest {
         handRenewer = Thread.currentThread();
 
         assertThat(handle.renew(Duration.ofMinutes(10))).isTrue();
-        assertThat(watchdogRenewals.get()).as("watchdog renewals between the hand renewal's statement and its answer")
-                .isEqualTo(1);
+        assertThat(reordered).as("the watchdog renewed between the hand renewal's statement and its answer").isTrue();
         Thread.sleep(REQUEST_LEASE.toMillis() + 500);
 
         boolean inStore = !locks.holders(null, "/renewed").isEmpty();
@@ -79,7 +81,7 @@ class RenewalOrderTest {
             Object answer = call.proceed();
             if (renewal && byHand) {
                 handRenewalInStore = true;
-                watchdogRenewed.await(5, TimeUnit.SECONDS);
+                reordered = watchdogRenewed.await(5, TimeUnit.SECONDS);
             }
             else if (watchdogAfterHand) {
                 watchdogRenewed.countDown();

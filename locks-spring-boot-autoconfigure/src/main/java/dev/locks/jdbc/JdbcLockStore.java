@@ -14,6 +14,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.function.BiConsumer;
 
@@ -58,6 +59,11 @@ public class JdbcLockStore implements LockStore {
 
     /** The isolation level of the pool's connections when a transaction does not set one; null until read. */
     private volatile Integer poolIsolation;
+
+    /** Told of releases taken over at the end of a caller's transaction that failed; the engine retries them. */
+    private volatile BiConsumer<Grant, Duration> takenOverReleaseFailure = (grant, keepFor) -> log.warn(
+            "Could not release the lock with token {} after the caller's transaction; its lease will free it",
+            grant.fencingToken());
 
     private static final String UNTIMED_COLUMN_LIST = "grant_id, owner_token, kind, tenant, path, lock_key, scope_key,"
             + " lock_mode, permits, node, thread";
@@ -328,6 +334,11 @@ public class JdbcLockStore implements LockStore {
     public boolean announcesReleases() {
         ReleaseListener current = listener;
         return current != null && current.listening();
+    }
+
+    @Override
+    public void onTakenOverReleaseFailure(BiConsumer<Grant, Duration> retry) {
+        this.takenOverReleaseFailure = Objects.requireNonNull(retry, "retry");
     }
 
     @Override
@@ -712,7 +723,7 @@ public class JdbcLockStore implements LockStore {
         if (inCallersTransaction()) {
             // this node's waiters were woken before the commit and looked too early: its own notice,
             // sent at the commit, must reach them too
-            return releaseWithCallersTransaction(grant, releaseWork(grant, keepFor, ReleaseOrigin.ANY, false));
+            return releaseWithCallersTransaction(grant, keepFor, releaseWork(grant, keepFor, ReleaseOrigin.ANY, false));
         }
         return transactions.autoCommit("release a lock", releaseWork(grant, keepFor, origin, !durableReleases)) > 0;
     }
@@ -774,7 +785,7 @@ public class JdbcLockStore implements LockStore {
      * @return whether the grant was live: deleted by the joined release, or seen on a connection of
      *         its own for a release that follows the transaction
      */
-    private boolean releaseWithCallersTransaction(Grant grant, StoreTransactions.SqlWork<Integer> work) {
+    private boolean releaseWithCallersTransaction(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work) {
         boolean releasedAfter = false;
         Connection connection = null;
         try {
@@ -782,21 +793,22 @@ public class JdbcLockStore implements LockStore {
             boolean joins = dialect.releasesInSnapshotTransactions()
                     || isolationOf(connection) <= Connection.TRANSACTION_READ_COMMITTED;
             if (!joins) {
-                releaseWhenTheTransactionEnds(work, "after the caller's transaction", true);
+                releaseWhenTheTransactionEnds(grant, keepFor, work, "after the caller's transaction", true);
                 releasedAfter = true;
                 // the caller's snapshot may not see the grant; a connection of its own does
                 return transactions.autoCommit("look at a lock released after the caller's transaction",
                         c -> isLive(c, grant));
             }
             int rows = work.run(connection);
-            releaseWhenTheTransactionEnds(work, "after rollback", false);
+            releaseWhenTheTransactionEnds(grant, keepFor, work, "after rollback", false);
             return rows > 0;
         }
         catch (SQLException | RuntimeException ex) {
             // whatever becomes of the caller's transaction, the lock must not wait for its lease, nor be
             // freed before the work it guards is committed: the release follows the transaction's end
             if (!releasedAfter) {
-                releaseWhenTheTransactionEnds(work, "after a release that failed in the caller's transaction", true);
+                releaseWhenTheTransactionEnds(grant, keepFor, work, "after a release that failed in the caller's transaction",
+                        true);
             }
             throw new ReleaseDeferredException("Lock store failed to release a lock in the caller's transaction: "
                     + ex.getMessage(), ex);
@@ -827,9 +839,11 @@ public class JdbcLockStore implements LockStore {
 
     /**
      * Releases on a connection of its own when the caller's transaction ends: always, or only if it
-     * did not commit (the joined release then committed with it).
+     * did not commit (the joined release then committed with it). If that fails, the engine is told,
+     * and retries it: the transaction is over, so nothing it guarded is left uncommitted.
      */
-    private void releaseWhenTheTransactionEnds(StoreTransactions.SqlWork<Integer> work, String when, boolean always) {
+    private void releaseWhenTheTransactionEnds(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work,
+            String when, boolean always) {
         TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
             @Override
             public void afterCompletion(int status) {
@@ -838,7 +852,8 @@ public class JdbcLockStore implements LockStore {
                         transactions.autoCommit("release a lock " + when, work);
                     }
                     catch (RuntimeException ex) {
-                        log.warn("Could not release lock {}; its lease will free it: {}", when, ex.toString());
+                        log.debug("Could not release a lock {}: {}", when, ex.toString());
+                        takenOverReleaseFailure.accept(grant, keepFor);
                     }
                 }
             }

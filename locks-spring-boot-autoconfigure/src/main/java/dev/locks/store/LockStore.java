@@ -169,6 +169,16 @@ public interface LockStore {
     }
 
     /**
+     * Asks to be told of releases this store took over (see {@link ReleaseDeferredException}, and
+     * releases it does after a caller's transaction ends) that then failed, so that the engine can
+     * retry them. Stores that never take a release over ignore it.
+     *
+     * @param retry called with the grant and its {@code keepFor}, after the caller's transaction ended
+     */
+    default void onTakenOverReleaseFailure(BiConsumer<Grant, Duration> retry) {
+    }
+
+    /**
      * Whether the subscriber of {@link #onRemoteRelease} hears of other nodes' releases now, so that
      * waiters may poll slowly, only for what sends no notice. Stores without a channel, or whose
      * channel is down (reconnecting), answer false.

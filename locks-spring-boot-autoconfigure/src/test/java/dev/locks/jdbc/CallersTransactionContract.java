@@ -7,6 +7,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Optional;
 
 import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -64,16 +65,12 @@ abstract class CallersTransactionContract extends LockServiceContract {
 
     @Test
     void aReleaseThatFailsInsideTheCallersTransactionFreesTheLockOnlyAfterItsCommit() {
-        TrappingDataSource trapping = new TrappingDataSource(newPool(4),
-                sql -> sql.contains("DELETE FROM " + prefix + "held"));
-        JdbcLockService failing = node("node-t", trapping.dataSource());
+        FailingNode failing = failingNode();
         JdbcLockService other = newNode("node-b");
-        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(trapping.dataSource()));
-        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
-        LockHandle h = failing.tryAcquire(x("/failed-release").build()).orElseThrow();
+        LockHandle h = failing.locks().tryAcquire(x("/failed-release").build()).orElseThrow();
 
-        transaction.executeWithoutResult(status -> {
-            trapping.failNext("connection reset (test)");
+        failing.transaction().executeWithoutResult(status -> {
+            failing.trapping().failNext("connection reset (test)", 1);
             assertThatThrownBy(h::release).isInstanceOf(LockUnavailableException.class)
                     .hasCauseInstanceOf(ReleaseDeferredException.class);
             // past the engine's first retry of a failed release, a second after the failure
@@ -83,6 +80,40 @@ abstract class CallersTransactionContract extends LockServiceContract {
 
         assertThat(other.tryAcquire(x("/failed-release").build())).as("free after the commit").isPresent().get()
                 .matches(LockHandle::release);
+    }
+
+    @Test
+    void aReleaseThatAlsoFailsWhenTheCallersTransactionEndsIsRetriedAfterIt() {
+        FailingNode failing = failingNode();
+        JdbcLockService other = newNode("node-b");
+        LockHandle h = failing.locks().tryAcquire(x("/failed-twice").build()).orElseThrow();
+
+        failing.transaction().executeWithoutResult(status -> {
+            // the joined release, and the one the store makes when the transaction ends
+            failing.trapping().failNext("connection reset (test)", 2);
+            assertThatThrownBy(h::release).isInstanceOf(LockUnavailableException.class);
+        });
+        assertThat(other.tryAcquire(x("/failed-twice").build())).as("held while both releases failed").isEmpty();
+
+        long until = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        Optional<LockHandle> taken = Optional.empty();
+        while (taken.isEmpty() && System.nanoTime() - until < 0) {
+            sleep(Duration.ofMillis(100));
+            taken = other.tryAcquire(x("/failed-twice").build());
+        }
+        assertThat(taken).as("free once the engine retried the release").isPresent().get().matches(LockHandle::release);
+    }
+
+    /** A node whose statements deleting held rows can be made to fail, and transactions on its DataSource. */
+    private record FailingNode(TrappingDataSource trapping, JdbcLockService locks, TransactionTemplate transaction) {
+    }
+
+    private FailingNode failingNode() {
+        TrappingDataSource trapping = new TrappingDataSource(newPool(4),
+                sql -> sql.contains("DELETE FROM " + prefix + "held"));
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(trapping.dataSource()));
+        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+        return new FailingNode(trapping, node("node-t", trapping.dataSource()), transaction);
     }
 
     private void assertLostLockReleaseAnswersFalse(int isolation, String path) {

@@ -241,20 +241,6 @@ abstract class WaitingContract extends LockServiceContract {
     }
 
     @Test
-    void aWatchedHandleRenewedByHandWithAShorterLeaseIsRenewedInTimeByTheWatchdog() {
-        LockHandle h = locks.enter(x("/renewed-shorter").lease(Duration.ofSeconds(30)).build());
-        try {
-            assertThat(h.renew(Duration.ofMillis(600))).isTrue();
-            sleep(Duration.ofMillis(1500));
-
-            assertThat(h.isValid()).isTrue();
-        }
-        finally {
-            h.release();
-        }
-    }
-
-    @Test
     void aReenteredHandleTakesTheNewestTokenOfTheLocksEnclosingIt() {
         LockHandle a = locks.enter(x("/tok/a").build());
         LockHandle b = locks.enter(x("/tok/b").build());

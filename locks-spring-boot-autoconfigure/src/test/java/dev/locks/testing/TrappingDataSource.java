@@ -5,6 +5,7 @@ import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 
@@ -23,7 +24,9 @@ public final class TrappingDataSource {
 
     private final AtomicReference<Duration> armed = new AtomicReference<>();
 
-    private final AtomicReference<String> failure = new AtomicReference<>();
+    private volatile String failure;
+
+    private final AtomicInteger failuresLeft = new AtomicInteger();
 
     public TrappingDataSource(DataSource target, Predicate<String> matches) {
         this.matches = matches;
@@ -43,9 +46,10 @@ public final class TrappingDataSource {
         armed.set(stall);
     }
 
-    /** The next matching statement fails with this message instead of being prepared. */
-    public void failNext(String message) {
-        failure.set(message);
+    /** The next {@code times} matching statements fail with this message instead of being prepared. */
+    public void failNext(String message, int times) {
+        failure = message;
+        failuresLeft.set(times);
     }
 
     private Connection connection(Connection target) {
@@ -53,9 +57,8 @@ public final class TrappingDataSource {
                 (p, method, args) -> {
                     if (method.getName().equals("prepareStatement") && args != null && args[0] instanceof String sql
                             && matches.test(sql)) {
-                        String message = failure.getAndSet(null);
-                        if (message != null) {
-                            throw new SQLException(message, "08006");
+                        if (failuresLeft.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                            throw new SQLException(failure, "08006");
                         }
                         Duration stall = armed.getAndSet(null);
                         if (stall != null) {

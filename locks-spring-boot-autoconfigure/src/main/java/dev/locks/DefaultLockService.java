@@ -620,8 +620,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
         }
     }
 
-    /** @return the failed releases still to be retried in the background */
-    int pendingReleases() {
+    /**
+     * @return releases of this service the store could not take, still being retried in the
+     *         background (until they succeed or their lease has run out)
+     */
+    public int pendingReleaseCount() {
         return releaseRetries.size();
     }
 

@@ -79,7 +79,7 @@ class FailedReleaseTest {
 
         storeDown = null;
 
-        await(() -> locks.holders(null, "/retried").isEmpty() && locks.pendingReleases() == 0, Duration.ofSeconds(5));
+        await(() -> locks.holders(null, "/retried").isEmpty() && locks.pendingReleaseCount() == 0, Duration.ofSeconds(5));
     }
 
     @Test
@@ -87,7 +87,7 @@ class FailedReleaseTest {
         LockHandle handle = locks.acquire(LockRequest.paths("/lapsing").lease(Duration.ofSeconds(3)).build());
         assertThatThrownBy(handle::release).isInstanceOf(LockUnavailableException.class);
 
-        await(() -> locks.pendingReleases() == 0, Duration.ofSeconds(8));
+        await(() -> locks.pendingReleaseCount() == 0, Duration.ofSeconds(8));
         int attempts = releaseAttempts.get();
         sleep(Duration.ofMillis(2500));
 

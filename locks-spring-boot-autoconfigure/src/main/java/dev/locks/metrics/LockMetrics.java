@@ -26,6 +26,7 @@ import dev.locks.LockRequest;
  * lock busy and waited;</li>
  * <li>{@code locks.held}, {@code locks.waiting} (gauges): handles this node holds, requests of this
  * node waiting now;</li>
+ * <li>{@code locks.releases.pending} (gauge): releases the store could not take, being retried;</li>
  * <li>{@code locks.renewals} (counter): leases the watchdog extended;</li>
  * <li>{@code locks.lease.lost} (counter, tag {@code kind}): handles whose lease ran out or that were
  * force-released while held;</li>
@@ -70,6 +71,9 @@ public final class LockMetrics implements LockListener {
                 .register(registry);
         Gauge.builder("locks.waiting", service, DefaultLockService::waitingCount)
                 .description("Lock requests of this node waiting now")
+                .register(registry);
+        Gauge.builder("locks.releases.pending", service, DefaultLockService::pendingReleaseCount)
+                .description("Releases of this node the store could not take, being retried in the background")
                 .register(registry);
         service.addListener(metrics);
         return metrics;

@@ -17,6 +17,10 @@ class OnMySqlProtocolTest {
     }
 
     @Nested
+    class Leases extends LeaseContract {
+    }
+
+    @Nested
     class CallersTransactions extends CallersTransactionContract {
     }
 

@@ -25,8 +25,10 @@ import dev.locks.LockHolder;
 import dev.locks.LockRequest;
 import dev.locks.LockSettings;
 import dev.locks.LockTimeoutException;
+import dev.locks.LockUnavailableException;
 import dev.locks.jdbc.JdbcLockService;
 import dev.locks.testing.TestDatabase;
+import dev.locks.testing.TrappingDataSource;
 
 /** The lock meters after known sequences of lock operations, on H2. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -160,6 +162,24 @@ class LockMetricsTest {
         child.release();
         b.release();
         assertThat(gauge("locks.held")).isZero();
+    }
+
+    @Test
+    void aReleaseTheStoreCouldNotTakeIsAPendingReleaseUntilItsRetrySucceeds() {
+        TrappingDataSource trapping = new TrappingDataSource(pool, sql -> sql.contains("DELETE FROM " + prefix + "held"));
+        try (JdbcLockService failing = JdbcLockService.builder(trapping.dataSource()).tablePrefix(prefix)
+                .settings(LockSettings.builder().nodeId("node-f").slowWaitLog(null).build()).build()) {
+            // a registry of its own: the shared one already has this node's gauges under the same names
+            SimpleMeterRegistry own = new SimpleMeterRegistry();
+            LockMetrics.bind(failing, own, false);
+            LockHandle handle = failing.acquire(x("/pending").build());
+            trapping.failNext("connection reset (test)", 1);
+
+            assertThatThrownBy(handle::release).isInstanceOf(LockUnavailableException.class);
+            assertThat(own.get("locks.releases.pending").gauge().value()).isEqualTo(1);
+            await().atMost(Duration.ofSeconds(5)).until(() -> own.get("locks.releases.pending").gauge().value() == 0);
+            assertThat(failing.holders(tenant, "/pending")).isEmpty();
+        }
     }
 
     @Test

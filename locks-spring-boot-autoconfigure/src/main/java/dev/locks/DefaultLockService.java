@@ -634,7 +634,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
         live.remove(handle);
         Duration keep = handle.request().lockAtLeastFor();
         // a lock kept for lockAtLeastFor stays held: its waiters look before they try
-        LocalWakeups.Release outcome = keep.isZero() ? LocalWakeups.Release.FREED : LocalWakeups.Release.KEPT;
+        LocalWakeups.Release plain = keep.isZero() ? LocalWakeups.Release.FREED : LocalWakeups.Release.KEPT;
+        LocalWakeups.Release outcome = plain;
         try {
             if (outcome == LocalWakeups.Release.FREED) {
                 ReleasedByHandOver byHandOver = handOver(handle);
@@ -651,9 +652,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 retried = "; it is released again when the caller's transaction ends";
             }
             else {
-                LocalWakeups.Release freed = keep.isZero() ? LocalWakeups.Release.FREED : LocalWakeups.Release.KEPT;
-                releaseRetries.add(handle, () -> wakeups.released(handle.request().kind(), handle.tenant(),
-                        handle.paths(), freed));
+                releaseRetries.add(handle, () -> wake(handle, plain));
                 retried = "; retrying in the background until its lease runs out";
             }
             // the store names the operation; the caller needs to know which lock it was
@@ -664,7 +663,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
             if (handle.scope() != null) {
                 handle.scope().leave(handle);
             }
-            wakeups.released(handle.request().kind(), handle.tenant(), handle.paths(), outcome);
+            wake(handle, outcome);
             for (LockListener listener : listeners) {
                 try {
                     listener.released(handle);
@@ -674,6 +673,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 }
             }
         }
+    }
+
+    /** Tells the waiters of this JVM on the handle's paths what its release did. */
+    private void wake(GrantedLock handle, LocalWakeups.Release outcome) {
+        wakeups.released(handle.request().kind(), handle.tenant(), handle.paths(), outcome);
     }
 
     /**

@@ -1,14 +1,13 @@
 package dev.locks;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 
 import dev.locks.store.Grant;
 import dev.locks.store.LockStore;
@@ -48,7 +47,7 @@ final class ReleaseRetries implements AutoCloseable {
 
     private final Queue<Pending> pending = new ConcurrentLinkedQueue<>();
 
-    private ScheduledExecutorService thread;
+    private ThreadPoolTaskScheduler scheduler;
 
     private boolean closed;
 
@@ -58,39 +57,41 @@ final class ReleaseRetries implements AutoCloseable {
 
     /** Takes a handle whose release failed; it is tried again from the next round on. */
     void add(GrantedLock handle, Runnable released) {
-        add(new Pending(handle.grant(), handle.request().lockAtLeastFor(), handle.describe(), handle.validUntilNanos(),
+        queue(new Pending(handle.grant(), handle.request().lockAtLeastFor(), handle.describe(), handle.validUntilNanos(),
                 released));
     }
 
     /** Takes a release the store had taken over at the end of a caller's transaction, and which failed. */
     void addTakenOver(Grant grant, Duration keep) {
-        add(new Pending(grant, keep, "the lock with token " + grant.fencingToken(), null, () -> {
-        }));
-        log.warn("Could not release the lock with token {} after the caller's transaction; retrying in the background",
-                grant.fencingToken());
+        if (queue(new Pending(grant, keep, "the lock with token " + grant.fencingToken(), null, () -> {
+        }))) {
+            log.warn("Could not release the lock with token {} after the caller's transaction; retrying in the background",
+                    grant.fencingToken());
+        }
     }
 
-    private void add(Pending release) {
+    /** @return false if the queue was full and the lease is left to free the lock */
+    private boolean queue(Pending release) {
         if (pending.size() >= MAX_PENDING) {
             log.warn("Not retrying the release of {}: {} releases wait already; its lease will free it",
                     release.description(), pending.size());
-            return;
+            return false;
         }
         pending.add(release);
         startOnce();
+        return true;
     }
 
     private synchronized void startOnce() {
-        if (thread != null || closed) {
+        if (scheduler != null || closed) {
             return;
         }
-        thread = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "locks-release-retry");
-            t.setDaemon(true);
-            return t;
-        });
-        long interval = INTERVAL.toMillis();
-        thread.scheduleWithFixedDelay(this::retry, interval, interval, TimeUnit.MILLISECONDS);
+        scheduler = new ThreadPoolTaskScheduler();
+        scheduler.setThreadNamePrefix("locks-release-retry-");
+        scheduler.setDaemon(true);
+        scheduler.setPoolSize(1);
+        scheduler.initialize();
+        scheduler.scheduleWithFixedDelay(this::retry, Instant.now().plus(INTERVAL), INTERVAL);
     }
 
     /** @return the releases still to be retried */
@@ -130,8 +131,8 @@ final class ReleaseRetries implements AutoCloseable {
     public void close() {
         synchronized (this) {
             closed = true;
-            if (thread != null) {
-                thread.shutdownNow();
+            if (scheduler != null) {
+                scheduler.shutdown();
             }
         }
         retry();

@@ -2,6 +2,7 @@ package dev.locks.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -95,13 +96,10 @@ abstract class CallersTransactionContract extends LockServiceContract {
         });
         assertThat(other.tryAcquire(x("/failed-twice").build())).as("held while both releases failed").isEmpty();
 
-        long until = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        Optional<LockHandle> taken = Optional.empty();
-        while (taken.isEmpty() && System.nanoTime() - until < 0) {
-            sleep(Duration.ofMillis(100));
-            taken = other.tryAcquire(x("/failed-twice").build());
-        }
-        assertThat(taken).as("free once the engine retried the release").isPresent().get().matches(LockHandle::release);
+        LockHandle taken = await("free once the engine retried the release").atMost(Duration.ofSeconds(5))
+                .pollInterval(Duration.ofMillis(100)).until(() -> other.tryAcquire(x("/failed-twice").build()), Optional::isPresent)
+                .orElseThrow();
+        taken.release();
     }
 
     /** A node whose statements deleting held rows can be made to fail, and transactions on its DataSource. */

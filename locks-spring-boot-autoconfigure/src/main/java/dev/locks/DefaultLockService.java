@@ -740,14 +740,18 @@ public class DefaultLockService implements LockService, AutoCloseable {
      */
     private void releaseUnwanted(Grant grant, GrantRequest request) {
         boolean interrupted = Thread.interrupted();
+        // its paths may reach beyond the release that handed it over, or the waiter's leaving
+        Runnable wake = () -> wakeups.released(request.kind(), request.tenant(), request.paths(),
+                LocalWakeups.Release.FREED);
         try {
             store.discard(grant);
-            // its paths may reach beyond the release that handed it over, or the waiter's leaving
-            wakeups.released(request.kind(), request.tenant(), request.paths(), LocalWakeups.Release.FREED);
+            wake.run();
         }
         catch (RuntimeException ex) {
-            log.warn("Could not release a lock granted to a waiter that had given up; its lease will free it: {}",
-                    ex.toString());
+            if (releaseRetries.addUnwanted(grant, wake)) {
+                log.warn("Could not release the lock with token {} granted to a waiter that had given up;"
+                        + " retrying in the background: {}", grant.fencingToken(), ex.toString());
+            }
         }
         finally {
             if (interrupted) {

@@ -70,6 +70,18 @@ final class ReleaseRetries implements AutoCloseable {
         }
     }
 
+    /**
+     * Takes a grant made for a waiter that had stopped waiting, whose discard failed. Nobody holds a
+     * handle to it, so nothing else would free it before its lease ends.
+     *
+     * @param released what to do once it succeeded (the waiters of this JVM on its paths hear of it)
+     * @return false if the queue was full and the lease is left to free the lock
+     */
+    boolean addUnwanted(Grant grant, Runnable released) {
+        return queue(new Pending(grant, Duration.ZERO,
+                "the lock with token " + grant.fencingToken() + " granted to a waiter that had left", null, released));
+    }
+
     /** @return false if the queue was full and the lease is left to free the lock */
     private boolean queue(Pending release) {
         if (pending.size() >= MAX_PENDING) {

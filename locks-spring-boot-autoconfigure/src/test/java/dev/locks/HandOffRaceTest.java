@@ -2,6 +2,7 @@ package dev.locks;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -22,7 +23,7 @@ import dev.locks.testing.InterceptedStore;
 /**
  * A waiter that stops waiting while a release is handing it the lock: the grant made for it must
  * not outlive it. The store here passes everything to a JDBC store on H2, but holds every hand-off
- * until the test lets it go on.
+ * until the test lets it go on, and fails discards while the test asks it to.
  */
 class HandOffRaceTest {
 
@@ -33,6 +34,9 @@ class HandOffRaceTest {
     private final AtomicInteger handOffs = new AtomicInteger();
 
     private final AtomicInteger grants = new AtomicInteger();
+
+    /** How many discards are still to fail, as when the database is briefly away. */
+    private final AtomicInteger failingDiscards = new AtomicInteger();
 
     private final H2Store h2 = new H2Store();
 
@@ -66,6 +70,22 @@ class HandOffRaceTest {
         assertThat(release.get(10, TimeUnit.SECONDS)).isTrue();
         assertThat(handOffs).as("the release did hand the lock over").hasValue(1);
         assertThat(locks.holders(null, "/race")).as("nobody holds what was granted to the waiter that left").isEmpty();
+        assertThat(locks.tryAcquire(exclusive().build())).isPresent();
+    }
+
+    @Test
+    void aGrantForAWaiterThatLeftIsReleasedInTheBackgroundWhenItsDiscardFails() throws Exception {
+        failingDiscards.set(1);
+        CompletableFuture<LockHandle> waiter = waitFor(Duration.ofMillis(1500), new AtomicReference<>());
+        CompletableFuture<Boolean> release = startHandOff();
+        assertThatThrownBy(() -> waiter.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(LockTimeoutException.class);
+        goOn.countDown();
+
+        assertThat(release.get(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(failingDiscards).as("the discard was tried and failed").hasValue(0);
+        // the lease is 30 s: only the retry can free it this soon
+        await().atMost(Duration.ofSeconds(5)).until(() -> locks.holders(null, "/race").isEmpty());
+        assertThat(locks.pendingReleaseCount()).isZero();
         assertThat(locks.tryAcquire(exclusive().build())).isPresent();
     }
 
@@ -126,7 +146,10 @@ class HandOffRaceTest {
         return release;
     }
 
-    /** {@code store} with every hand-off held until {@link #goOn} opens, counting hand-offs and grants. */
+    /**
+     * {@code store} with every hand-off held until {@link #goOn} opens, counting hand-offs and grants,
+     * and the next {@link #failingDiscards} discards failing.
+     */
     private LockStore stalling(LockStore store) {
         return InterceptedStore.of(store, (method, args, call) -> {
             if (method.equals("releaseAndGrant")) {
@@ -135,6 +158,9 @@ class HandOffRaceTest {
                     throw new IllegalStateException("the test never let the hand-off go on");
                 }
                 handOffs.incrementAndGet();
+            }
+            else if (method.equals("discard") && failingDiscards.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                throw new LockUnavailableException("Could not release a lock: the database is away", null);
             }
             else if (method.equals("tryGrant")) {
                 grants.incrementAndGet();

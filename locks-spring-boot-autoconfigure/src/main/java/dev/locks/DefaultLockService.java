@@ -651,9 +651,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
             if (ex instanceof ReleaseDeferredException) {
                 retried = "; it is released again when the caller's transaction ends";
             }
-            else {
-                releaseRetries.add(handle, () -> wake(handle, plain));
+            else if (releaseRetries.add(handle, () -> wake(handle, plain))) {
                 retried = "; retrying in the background until its lease runs out";
+            }
+            else {
+                retried = "; its lease will free it";
             }
             // the store names the operation; the caller needs to know which lock it was
             throw new LockUnavailableException("Could not release " + handle.describe() + ": " + ex.getMessage() + retried,

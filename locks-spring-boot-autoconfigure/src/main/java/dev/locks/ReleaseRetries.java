@@ -32,15 +32,22 @@ final class ReleaseRetries implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(ReleaseRetries.class);
 
+    /** How long closing waits for a retry under way, which may be waiting for the database. */
+    static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
+
     /**
      * A release to try again.
      *
-     * @param giveUpNanos when the lease has run out on this JVM's clock, or null for a release the
-     *                    store took over, whose retries end when the store answers at all (a lapsed
-     *                    grant answers false)
+     * @param handle the handle released, whose lease (read at each round: a renewal under way when
+     *               it was released may still extend it) ends the retries; null for a grant without
+     *               one, whose retries end when the store answers at all (a lapsed grant answers false)
      * @param released what to do once it succeeded
      */
-    private record Pending(Grant grant, Duration keep, String description, Long giveUpNanos, Runnable released) {
+    private record Pending(Grant grant, Duration keep, String description, GrantedLock handle, Runnable released) {
+
+        boolean leaseOver() {
+            return handle != null && System.nanoTime() - handle.validUntilNanos() >= 0;
+        }
     }
 
     private final LockStore store;
@@ -49,16 +56,22 @@ final class ReleaseRetries implements AutoCloseable {
 
     private ThreadPoolTaskScheduler scheduler;
 
-    private boolean closed;
+    private volatile boolean closed;
+
+    private volatile boolean drained;
 
     ReleaseRetries(LockStore store) {
         this.store = store;
     }
 
-    /** Takes a handle whose release failed; it is tried again from the next round on. */
-    void add(GrantedLock handle, Runnable released) {
-        queue(new Pending(handle.grant(), handle.request().lockAtLeastFor(), handle.describe(), handle.validUntilNanos(),
-                released));
+    /**
+     * Takes a handle whose release failed; it is tried again from the next round on.
+     *
+     * @return false if it was refused (the queue is full, or the service closed) and the lease is
+     *         left to free the lock
+     */
+    boolean add(GrantedLock handle, Runnable released) {
+        return queue(new Pending(handle.grant(), handle.request().lockAtLeastFor(), handle.describe(), handle, released));
     }
 
     /** Takes a release the store had taken over at the end of a caller's transaction, and which failed. */
@@ -82,8 +95,14 @@ final class ReleaseRetries implements AutoCloseable {
                 "the lock with token " + grant.fencingToken() + " granted to a waiter that had left", null, released));
     }
 
-    /** @return false if the queue was full and the lease is left to free the lock */
+    /** @return false if the release was refused and the lease is left to free the lock */
     private boolean queue(Pending release) {
+        if (closed) {
+            // nothing would read the queue any more
+            log.warn("Not retrying the release of {}: the lock service is closed; its lease will free it",
+                    release.description());
+            return false;
+        }
         if (pending.size() >= MAX_PENDING) {
             log.warn("Not retrying the release of {}: {} releases wait already; its lease will free it",
                     release.description(), pending.size());
@@ -102,6 +121,10 @@ final class ReleaseRetries implements AutoCloseable {
         scheduler.setThreadNamePrefix("locks-release-retry-");
         scheduler.setDaemon(true);
         scheduler.setPoolSize(1);
+        // closing lets a round under way end, uninterrupted, so that a release it could not take is
+        // still in the queue for the last round
+        scheduler.setWaitForTasksToCompleteOnShutdown(true);
+        scheduler.setAwaitTerminationMillis(CLOSE_WAIT.toMillis());
         scheduler.initialize();
         scheduler.scheduleWithFixedDelay(this::retry, Instant.now().plus(INTERVAL), INTERVAL);
     }
@@ -121,7 +144,7 @@ final class ReleaseRetries implements AutoCloseable {
             if (release == null) {
                 return;
             }
-            if (release.giveUpNanos() != null && System.nanoTime() - release.giveUpNanos() >= 0) {
+            if (release.leaseOver()) {
                 log.debug("Gave up releasing {}: its lease has run out", release.description());
                 continue;
             }
@@ -129,8 +152,15 @@ final class ReleaseRetries implements AutoCloseable {
                 store.release(release.grant(), release.keep());
             }
             catch (RuntimeException ex) {
-                pending.add(release);
-                log.debug("Retrying the release of {} failed: {}", release.description(), ex.toString());
+                if (drained) {
+                    // a retry that outlasted close's wait: nothing reads the queue any more
+                    log.warn("Could not release {} on shutdown; its lease will free it: {}", release.description(),
+                            ex.toString());
+                }
+                else {
+                    pending.add(release);
+                    log.debug("Retrying the release of {} failed: {}", release.description(), ex.toString());
+                }
                 return;
             }
             log.info("Released {} on retry", release.description());
@@ -138,16 +168,21 @@ final class ReleaseRetries implements AutoCloseable {
         }
     }
 
-    /** Makes one last attempt at each pending release, then stops. */
+    /**
+     * Makes one last attempt at each pending release, then stops. Releases that fail then, or come
+     * later, are left to their leases, with a warning each.
+     */
     @Override
     public void close() {
         synchronized (this) {
             closed = true;
             if (scheduler != null) {
+                // waits up to CLOSE_WAIT for a round under way, so that what it leaves is tried below
                 scheduler.shutdown();
             }
         }
         retry();
+        drained = true;
         for (Pending release : pending) {
             log.warn("Could not release {} on shutdown; its lease will free it", release.description());
         }

@@ -871,9 +871,14 @@ public class JdbcLockStore implements LockStore {
         }
     }
 
+    /**
+     * Whether a release must join the caller's transaction. A read-only one is not joined: it wrote
+     * nothing the lock could guard, and it would refuse the release (PostgreSQL then aborts it).
+     */
     private boolean inCallersTransaction() {
         return TransactionSynchronizationManager.isSynchronizationActive()
                 && TransactionSynchronizationManager.isActualTransactionActive()
+                && !TransactionSynchronizationManager.isCurrentTransactionReadOnly()
                 && TransactionSynchronizationManager.getResource(transactions.dataSource()) != null;
     }
 

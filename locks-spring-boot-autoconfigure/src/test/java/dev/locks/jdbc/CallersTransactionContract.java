@@ -55,6 +55,23 @@ abstract class CallersTransactionContract extends LockServiceContract {
     }
 
     @Test
+    void aReleaseInsideAReadOnlyTransactionFreesTheLockAtOnceAndLeavesTheTransactionUsable() {
+        JdbcLockService other = newNode("node-b");
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
+        transaction.setReadOnly(true);
+
+        transaction.executeWithoutResult(status -> {
+            readOnTheTransactionsConnection();
+            LockHandle h = tryX("/read-only").orElseThrow();
+            // a read-only transaction writes nothing the lock could guard, and refuses the DELETE
+            assertThat(h.release()).isTrue();
+            assertThat(other.tryAcquire(x("/read-only").build())).as("free while the transaction is open").isPresent()
+                    .get().matches(LockHandle::release);
+            readOnTheTransactionsConnection();
+        });
+    }
+
+    @Test
     void aReleaseInsideARepeatableReadTransactionOfALockLostMeanwhileAnswersFalse() {
         assertLostLockReleaseAnswersFalse(TransactionDefinition.ISOLATION_REPEATABLE_READ, "/rr/lost");
     }

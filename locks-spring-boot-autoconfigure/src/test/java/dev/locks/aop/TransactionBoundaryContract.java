@@ -29,7 +29,9 @@ import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import dev.locks.LockUnavailableException;
 import dev.locks.annotation.PathLocked;
+import dev.locks.testing.TrappingDataSource;
 
 /**
  * The transaction boundary (DESIGN §1, Transactions): a lock is never released before the work it
@@ -64,6 +66,13 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
 
     private TransactionTemplate separateTransactions;
 
+    /** A node whose statements deleting held rows can be made to fail. */
+    private Documents trappedWriter;
+
+    private TransactionTemplate trappedTransactions;
+
+    private TrappingDataSource trapping;
+
     @BeforeAll
     void start() throws Exception {
         nodes = new LockTestNodes(database());
@@ -88,6 +97,11 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
                 Application.class);
         separateWriter = separate.getBean(Documents.class);
         separateTransactions = new TransactionTemplate(separate.getBean(PlatformTransactionManager.class));
+        trapping = new TrappingDataSource(nodes.pool(10), sql -> sql.contains("DELETE FROM " + nodes.prefix() + "held"));
+        ConfigurableApplicationContext trapped = nodes.start(trapping.dataSource(), nodes.defaults("node-trapped", props),
+                Application.class);
+        trappedWriter = trapped.getBean(Documents.class);
+        trappedTransactions = new TransactionTemplate(trapped.getBean(PlatformTransactionManager.class));
     }
 
     @AfterAll
@@ -195,6 +209,18 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
         });
         assertThat(nodes.isLocked("/docs/204")).isFalse();
         assertThat(rows(204)).isZero();
+    }
+
+    @Test
+    void aReleaseThatFailsWhenItJoinsTheOuterCommitRollsTheWorkBackSaysSoAndFreesTheLock() {
+        trapping.failNext("connection reset (test)", 1);
+
+        // the lock is taken inside the outer transaction, so its release joins that commit
+        assertThatThrownBy(() -> trappedTransactions.executeWithoutResult(status -> trappedWriter.write(207)))
+                .isInstanceOf(LockUnavailableException.class)
+                .hasMessageContaining("/docs/207").hasMessageContaining("connection reset (test)");
+        assertThat(rows(207)).as("the work was rolled back").isZero();
+        assertThat(nodes.isLocked("/docs/207")).as("released after the rollback").isFalse();
     }
 
     @Test

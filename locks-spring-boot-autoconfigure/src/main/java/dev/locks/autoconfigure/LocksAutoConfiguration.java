@@ -14,6 +14,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.jdbc.EmbeddedDatabaseConnection;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.context.annotation.Bean;
@@ -21,6 +22,7 @@ import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
 
 import dev.locks.DefaultLockService;
 import dev.locks.LockListener;
@@ -185,10 +187,13 @@ public final class LocksAutoConfiguration {
         @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
         @ConditionalOnMissingBean
         static BeanFactoryLockOperationSourceAdvisor lockAdvisor(LockOperationSource operationSource,
-                LockInterceptor interceptor, LocksProperties properties) {
+                LockInterceptor interceptor, Environment environment) {
             BeanFactoryLockOperationSourceAdvisor advisor = new BeanFactoryLockOperationSourceAdvisor(operationSource);
             advisor.setAdvice(interceptor);
-            advisor.setOrder(properties.getAop().getOrder());
+            // read from the environment, not LocksProperties: advisors are created while the bean post
+            // processors are, and the properties bean would then miss some of them (Boot warns of it)
+            advisor.setOrder(Binder.get(environment).bind("locks.aop.order", Integer.class)
+                    .orElse(BeanFactoryLockOperationSourceAdvisor.DEFAULT_ORDER));
             return advisor;
         }
     }

@@ -9,13 +9,17 @@ import java.util.function.Supplier;
 import javax.sql.DataSource;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -130,6 +134,16 @@ class LocksAutoConfigurationTest {
             int transactions = context.getBean(BeanFactoryTransactionAttributeSourceAdvisor.class).getOrder();
             assertThat(locks).isLessThan(transactions);
             assertThat(locks).isEqualTo(Ordered.LOWEST_PRECEDENCE - 1000);
+        });
+    }
+
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void theAdvisorDoesNotPullThePropertiesInWhileBeanPostProcessorsAreCreated(CapturedOutput output) {
+        // as Micrometer's meterRegistryPostProcessor does: the auto-proxy creator looks up the advisors for it
+        runner.withUserConfiguration(WithPostProcessor.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            assertThat(output).doesNotContain("is not eligible for getting processed by all BeanPostProcessors");
         });
     }
 
@@ -465,4 +479,14 @@ class LocksAutoConfigurationTest {
         }
     }
 
+
+    @Configuration(proxyBeanMethods = false)
+    static class WithPostProcessor {
+
+        @Bean
+        static BeanPostProcessor applicationPostProcessor() {
+            return new BeanPostProcessor() {
+            };
+        }
+    }
 }

@@ -53,10 +53,20 @@ public final class LockSettings {
     private LockSettings(Builder b) {
         this.nodeId = b.nodeId != null ? b.nodeId : defaultNodeId();
         this.defaultTenant = PathNormalizer.checkName("default tenant", b.defaultTenant, 190);
-        this.defaultLease = positive("defaultLease", b.defaultLease);
-        this.defaultWait = Objects.requireNonNull(b.defaultWait, "defaultWait");
-        this.renewInterval = b.renewInterval;
         this.renewalTick = positive("renewalTick", b.renewalTick);
+        this.defaultLease = positive("defaultLease", b.defaultLease);
+        if (defaultLease.compareTo(shortestWatchedLease()) < 0) {
+            throw new IllegalArgumentException("defaultLease must be at least " + shortestWatchedLease().toMillis()
+                    + " ms, three of the watchdog's " + renewalTick.toMillis() + " ms ticks, to be renewed in time; was "
+                    + defaultLease.toMillis() + " ms");
+        }
+        this.defaultWait = notNegative("defaultWait", b.defaultWait);
+        if (b.renewInterval != null && b.renewInterval.compareTo(renewalTick) < 0) {
+            // every lock would be renewed at every tick: a write per held lock ten times a second
+            throw new IllegalArgumentException("renewInterval must be at least the watchdog's tick of "
+                    + renewalTick.toMillis() + " ms, or unset for a third of each lease; was " + b.renewInterval.toMillis() + " ms");
+        }
+        this.renewInterval = b.renewInterval;
         this.backoffInitial = positive("backoffInitial", b.backoffInitial);
         if (b.backoffMultiplier < 1.0) {
             throw new IllegalArgumentException("backoffMultiplier must be at least 1, was " + b.backoffMultiplier);
@@ -64,10 +74,17 @@ public final class LockSettings {
         this.backoffMultiplier = b.backoffMultiplier;
         this.backoffMax = positive("backoffMax", b.backoffMax);
         this.backoffJitter = Objects.requireNonNull(b.backoffJitter, "backoffJitter");
+        if (b.maxPathLength < 1 || b.maxPathLength > PathNormalizer.LONGEST_MAX_LENGTH) {
+            // a longer path would fail in the store as if the database were down, not as an invalid path
+            throw new IllegalArgumentException("maxPathLength must be between 1 and " + PathNormalizer.LONGEST_MAX_LENGTH
+                    + ", was " + b.maxPathLength);
+        }
         this.pathNormalizer = new PathNormalizer(b.caseSensitive, b.maxPathLength);
         this.maxPathsPerRequest = b.maxPathsPerRequest;
-        this.purgeInterval = b.purgeInterval;
-        this.slowWaitLog = b.slowWaitLog;
+        this.purgeInterval = b.purgeInterval == null || b.purgeInterval.isZero() ? null
+                : notNegative("purgeInterval", b.purgeInterval);
+        this.slowWaitLog = b.slowWaitLog == null || b.slowWaitLog.isZero() ? null
+                : notNegative("slowWaitLog", b.slowWaitLog);
         this.listeners = List.copyOf(b.listeners);
         this.waiterLease = positive("waiterLease", b.waiterLease);
         this.deadlockCheckInterval = positive("deadlockCheckInterval", b.deadlockCheckInterval);
@@ -76,6 +93,14 @@ public final class LockSettings {
             throw new IllegalArgumentException("maxPollsPerSecond must be positive, was " + b.maxPollsPerSecond);
         }
         this.maxPollsPerSecond = b.maxPollsPerSecond;
+    }
+
+    private static Duration notNegative(String what, Duration d) {
+        Objects.requireNonNull(d, what);
+        if (d.isNegative()) {
+            throw new IllegalArgumentException(what + " must not be negative, was " + d);
+        }
+        return d;
     }
 
     private static Duration positive(String what, Duration d) {
@@ -360,13 +385,13 @@ public final class LockSettings {
             return this;
         }
 
-        /** @param interval purge interval; null or zero to never purge @return this builder */
+        /** @param interval purge interval; null or zero to never purge, not negative @return this builder */
         public Builder purgeInterval(Duration interval) {
             this.purgeInterval = interval;
             return this;
         }
 
-        /** @param threshold wait after which holders are logged; null for never @return this builder */
+        /** @param threshold wait after which holders are logged; null or zero for never @return this builder */
         public Builder slowWaitLog(Duration threshold) {
             this.slowWaitLog = threshold;
             return this;

@@ -18,6 +18,12 @@ public final class PathNormalizer {
     /** The default maximum length of a normalised path, in UTF-16 characters. */
     public static final int DEFAULT_MAX_LENGTH = 4000;
 
+    /**
+     * The longest maximum a lock service accepts, which every store can hold: MySQL's path column
+     * takes 16,000 bytes, and a UTF-16 character takes at most three bytes of UTF-8.
+     */
+    public static final int LONGEST_MAX_LENGTH = 5000;
+
     private final boolean caseSensitive;
 
     private final int maxLength;

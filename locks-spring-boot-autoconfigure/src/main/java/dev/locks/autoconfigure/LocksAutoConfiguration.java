@@ -114,7 +114,12 @@ public final class LocksAutoConfiguration {
         if (properties.getNodeId() != null && !properties.getNodeId().isBlank()) {
             settings.nodeId(properties.getNodeId());
         }
-        return settings.build();
+        try {
+            return settings.build();
+        }
+        catch (IllegalArgumentException ex) {
+            throw SettingProperty.explain(ex, properties);
+        }
     }
 
     /**

@@ -31,7 +31,7 @@ public class LocksProperties {
 
     /**
      * Lease of a lock whose request or annotation sets none. Locks held through the annotations or
-     * LockService.call are renewed while the work runs.
+     * LockService.call are renewed while the work runs. At least 300ms, three of the watchdog's ticks.
      */
     private Duration defaultLease = Duration.ofSeconds(30);
 
@@ -42,7 +42,7 @@ public class LocksProperties {
 
     /**
      * How often held leases are renewed. Defaults to a third of each lease; longer values are capped
-     * at a third of the lease.
+     * at a third of the lease. At least 100ms, the watchdog's tick.
      */
     private Duration renewInterval;
 
@@ -212,7 +212,7 @@ public class LocksProperties {
         private boolean caseSensitive = true;
 
         /**
-         * Longest path, in characters, after normalisation.
+         * Longest path, in characters, after normalisation. At most 5000, which every store can hold.
          */
         private int maxLength = 4000;
 
@@ -333,7 +333,7 @@ public class LocksProperties {
     public static class Log {
 
         /**
-         * A wait for a lock longer than this logs the holders once at INFO. Empty for never.
+         * A wait for a lock longer than this logs the holders once at INFO. 0 for never.
          */
         private Duration slowWait = Duration.ofSeconds(5);
 

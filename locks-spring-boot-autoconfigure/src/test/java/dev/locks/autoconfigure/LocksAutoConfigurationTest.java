@@ -10,6 +10,9 @@ import javax.sql.DataSource;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -184,6 +187,40 @@ class LocksAutoConfigurationTest {
                     assertThat(settings.slowWaitLog()).isEqualTo(Duration.ofSeconds(20));
                     assertThat(tableExists(context.getBean(DataSource.class), "app_locks_held")).isTrue();
                 });
+    }
+
+    @ParameterizedTest(name = "{0}={1}")
+    @CsvSource({
+            "locks.default-lease, 200ms, three of the watchdog's",
+            "locks.renew-interval, 0s, at least the watchdog's tick",
+            "locks.purge-interval, -1m, must not be negative",
+            "locks.default-wait, -1s, must not be negative",
+            "locks.log.slow-wait, -5s, must not be negative",
+            "locks.paths.max-length, 6000, between 1 and 5000" })
+    void aValueTheEngineCannotHonourFailsStartUpNamingTheProperty(String property, String value, String reason) {
+        runner.withPropertyValues(property + "=" + value).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).rootCause().hasMessageContaining(reason);
+            InvalidConfigurationPropertyValueException named = findCause(context.getStartupFailure(),
+                    InvalidConfigurationPropertyValueException.class);
+            assertThat(named).as("a failure naming the property").isNotNull();
+            assertThat(named.getName()).isEqualTo(property);
+        });
+    }
+
+    @Test
+    void aSlowWaitOfZeroTurnsTheSlowWaitLogOff() {
+        runner.withPropertyValues("locks.log.slow-wait=0").run(context ->
+                assertThat(context.getBean(JdbcLockService.class).settings().slowWaitLog()).isNull());
+    }
+
+    private static <T extends Throwable> T findCause(Throwable failure, Class<T> type) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (type.isInstance(t)) {
+                return type.cast(t);
+            }
+        }
+        return null;
     }
 
     @Test

@@ -465,7 +465,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
             }
             catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();
-                throw new LockInterruptedException("Interrupted while waiting for " + request, ex);
+                throw new LockInterruptedException("Interrupted while waiting for " + describe(queued), ex);
             }
             finally {
                 waiting.decrementAndGet();
@@ -521,12 +521,14 @@ public class DefaultLockService implements LockService, AutoCloseable {
     }
 
     private void leaveQueue(GrantRequest queued) {
-        try {
-            store.dequeue(queued);
-        }
-        catch (RuntimeException ex) {
-            log.debug("Could not leave the wait queue; the record lapses with its lease: {}", ex.toString());
-        }
+        uninterrupted(() -> {
+            try {
+                store.dequeue(queued);
+            }
+            catch (RuntimeException ex) {
+                log.debug("Could not leave the wait queue; the record lapses with its lease: {}", ex.toString());
+            }
+        });
     }
 
     private void failIfDeadlocked(GrantRequest queued) {
@@ -735,25 +737,38 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
     /**
      * Releases a grant made for a waiter that had stopped waiting before it could take it. The
-     * waiter's own thread may come here interrupted (a pool may then refuse it a connection) or
-     * inside its transaction (which the grant was never part of), so neither is used.
+     * waiter's own thread may come here interrupted ({@link #uninterrupted}) or inside its
+     * transaction, which the grant was never part of, so the release never joins it.
      *
      * @param request what was granted: the waiters of this JVM on its paths hear that they are free
      */
     private void releaseUnwanted(Grant grant, GrantRequest request) {
-        boolean interrupted = Thread.interrupted();
         // its paths may reach beyond the release that handed it over, or the waiter's leaving
         Runnable wake = () -> wakeups.released(request.kind(), request.tenant(), request.paths(),
                 LocalWakeups.Release.FREED);
-        try {
-            store.discard(grant);
-            wake.run();
-        }
-        catch (RuntimeException ex) {
-            if (releaseRetries.addUnwanted(grant, wake)) {
-                log.warn("Could not release the lock with token {} granted to a waiter that had given up;"
-                        + " retrying in the background: {}", grant.fencingToken(), ex.toString());
+        uninterrupted(() -> {
+            try {
+                store.discard(grant);
+                wake.run();
             }
+            catch (RuntimeException ex) {
+                if (releaseRetries.addUnwanted(grant, wake)) {
+                    log.warn("Could not release the lock with token {} granted to a waiter that had given up;"
+                            + " retrying in the background: {}", grant.fencingToken(), ex.toString());
+                }
+            }
+        });
+    }
+
+    /**
+     * Runs a waiter's clean-up with its interrupt flag cleared, and sets it again after: the thread
+     * may be leaving because it was interrupted, and a pool with no idle connection refuses an
+     * interrupted thread at once (HikariCP does), which would leave the clean-up undone.
+     */
+    private static void uninterrupted(Runnable cleanUp) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            cleanUp.run();
         }
         finally {
             if (interrupted) {

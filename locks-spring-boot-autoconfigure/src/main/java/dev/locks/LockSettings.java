@@ -87,6 +87,13 @@ public final class LockSettings {
                 : notNegative("slowWaitLog", b.slowWaitLog);
         this.listeners = List.copyOf(b.listeners);
         this.waiterLease = positive("waiterLease", b.waiterLease);
+        if (backoffMax.compareTo(waiterLease.dividedBy(4)) > 0) {
+            // a waiter renews its queue record between sleeps: a longer sleep lets it lapse, and the
+            // waiter queues again at the back, behind everyone who came meanwhile
+            throw new IllegalArgumentException("backoffMax must be at most a quarter of the queue lease ("
+                    + waiterLease.dividedBy(4).toMillis() + " ms), so that a waiter keeps its place; was "
+                    + backoffMax.toMillis() + " ms");
+        }
         this.deadlockCheckInterval = positive("deadlockCheckInterval", b.deadlockCheckInterval);
         this.notifiedPollInterval = positive("notifiedPollInterval", b.notifiedPollInterval);
         if (b.maxPollsPerSecond < 1) {

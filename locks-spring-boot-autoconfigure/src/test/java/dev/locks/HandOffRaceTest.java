@@ -35,6 +35,9 @@ class HandOffRaceTest {
 
     private final AtomicInteger grants = new AtomicInteger();
 
+    /** Whether the thread leaving the wait queue was interrupted when it asked the store. */
+    private final AtomicReference<Boolean> dequeuedInterrupted = new AtomicReference<>();
+
     /** How many discards are still to fail, as when the database is briefly away. */
     private final AtomicInteger failingDiscards = new AtomicInteger();
 
@@ -49,7 +52,8 @@ class HandOffRaceTest {
     void start() {
         // a minute's backoff: the waiter sleeps until a release here wakes it
         locks = h2.service(stalling(h2.store()), H2Store.quietNode("race")
-                .backoff(Duration.ofMinutes(1), 1.0, Duration.ofMinutes(1), Duration.ZERO).build());
+                .backoff(Duration.ofMinutes(1), 1.0, Duration.ofMinutes(1), Duration.ZERO)
+                    .waiterLease(Duration.ofMinutes(5)).build());
     }
 
     @AfterEach
@@ -102,6 +106,32 @@ class HandOffRaceTest {
 
         assertThat(release.get(10, TimeUnit.SECONDS)).isTrue();
         assertThat(locks.holders(null, "/race")).isEmpty();
+    }
+
+    @Test
+    void anInterruptedWaiterLeavesTheQueueUninterruptedAndKeepsItsInterruptFlag() throws Exception {
+        AtomicReference<Thread> waiting = new AtomicReference<>();
+        AtomicReference<Boolean> flagAfter = new AtomicReference<>();
+        held = locks.acquire(exclusive().build());
+        CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(() -> {
+            waiting.set(Thread.currentThread());
+            try {
+                return locks.acquire(exclusive().waitAtMost(Duration.ofSeconds(30)).build());
+            }
+            finally {
+                flagAfter.set(Thread.interrupted());
+            }
+        });
+        await().atMost(Duration.ofSeconds(10)).until(() -> locks.waitingCount() > 0);
+
+        waiting.get().interrupt();
+
+        assertThatThrownBy(() -> waiter.get(10, TimeUnit.SECONDS)).cause().isInstanceOf(LockInterruptedException.class)
+                .hasMessageContaining("/race").hasMessageContaining("tenant 'default'");
+        // a pool with no idle connection refuses an interrupted thread, which would leave the record behind
+        assertThat(dequeuedInterrupted.get()).as("interrupted while leaving the queue").isFalse();
+        assertThat(flagAfter.get()).as("the caller still sees its interrupt").isTrue();
+        held.release();
     }
 
     @Test
@@ -161,6 +191,9 @@ class HandOffRaceTest {
             }
             else if (method.equals("discard") && failingDiscards.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                 throw new LockUnavailableException("Could not release a lock: the database is away", null);
+            }
+            else if (method.equals("dequeue")) {
+                dequeuedInterrupted.set(Thread.currentThread().isInterrupted());
             }
             else if (method.equals("tryGrant")) {
                 grants.incrementAndGet();

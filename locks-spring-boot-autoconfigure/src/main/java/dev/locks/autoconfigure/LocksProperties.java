@@ -160,7 +160,8 @@ public class LocksProperties {
         /**
          * Longest delay between polls. It bounds how late a waiter on another node notices a
          * release where the database cannot notify (MySQL/MariaDB); the node's total poll rate
-         * stays capped by max-polls-per-second however many threads wait.
+         * stays capped by max-polls-per-second however many threads wait. At most a quarter of
+         * locks.waiting.queue-lease, so that a waiter renews its place in the queue in time.
          */
         private Duration max = Duration.ofMillis(10);
 

@@ -196,7 +196,8 @@ class LocksAutoConfigurationTest {
             "locks.purge-interval, -1m, must not be negative",
             "locks.default-wait, -1s, must not be negative",
             "locks.log.slow-wait, -5s, must not be negative",
-            "locks.paths.max-length, 6000, between 1 and 5000" })
+            "locks.paths.max-length, 6000, between 1 and 5000",
+            "locks.backoff.max, 2s, a quarter of the queue lease" })
     void aValueTheEngineCannotHonourFailsStartUpNamingTheProperty(String property, String value, String reason) {
         runner.withPropertyValues(property + "=" + value).run(context -> {
             assertThat(context).hasFailed();

@@ -34,7 +34,8 @@ abstract class HandOffContract extends LockServiceContract {
     @BeforeEach
     void startPatientNode() {
         patient = node("node-patient", mainPool(), LockSettings.builder().nodeId("node-patient").slowWaitLog(null)
-                .backoff(Duration.ofMinutes(1), 1.0, Duration.ofMinutes(1), Duration.ZERO));
+                .backoff(Duration.ofMinutes(1), 1.0, Duration.ofMinutes(1), Duration.ZERO)
+                    .waiterLease(Duration.ofMinutes(5)));
     }
 
     @Test

@@ -54,6 +54,7 @@ class OnPostgresTest {
             // polling alone would look again only after five seconds
             JdbcLockService slowPoller = node("node-slow", newPool(4), dev.locks.LockSettings.builder().nodeId("node-slow")
                     .backoff(java.time.Duration.ofSeconds(5), 1.0, java.time.Duration.ofSeconds(5), java.time.Duration.ZERO)
+                    .waiterLease(java.time.Duration.ofMinutes(5))
                     .slowWaitLog(null));
             dev.locks.LockHandle held = tryX("/notify").orElseThrow();
             java.util.concurrent.CompletableFuture<Long> waiter = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
@@ -74,6 +75,7 @@ class OnPostgresTest {
             // a minute between looks: only a notice, passed on by the first waiter, wakes the second in time
             JdbcLockService slowPoller = node("node-slow", newPool(4), dev.locks.LockSettings.builder().nodeId("node-slow")
                     .backoff(java.time.Duration.ofMinutes(1), 1.0, java.time.Duration.ofMinutes(1), java.time.Duration.ZERO)
+                    .waiterLease(java.time.Duration.ofMinutes(5))
                     .notifiedPollInterval(java.time.Duration.ofMinutes(1)).slowWaitLog(null));
             dev.locks.LockHandle first = locks.acquire(dev.locks.LockRequest.semaphore("reports", 3).tenant(tenant).build());
             dev.locks.LockHandle second = locks.acquire(dev.locks.LockRequest.semaphore("reports", 3).tenant(tenant).build());

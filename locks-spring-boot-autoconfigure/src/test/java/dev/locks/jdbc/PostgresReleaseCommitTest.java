@@ -126,7 +126,8 @@ class PostgresReleaseCommitTest extends LockServiceContract {
     @Test
     void aHandOffCommitsTheReleaseAndTheGrantDurably() throws Exception {
         JdbcLockService patient = node("node-patient", mainPool(), LockSettings.builder().nodeId("node-patient")
-                .slowWaitLog(null).backoff(Duration.ofMinutes(1), 1.0, Duration.ofMinutes(1), Duration.ZERO));
+                .slowWaitLog(null).backoff(Duration.ofMinutes(1), 1.0, Duration.ofMinutes(1), Duration.ZERO)
+                    .waiterLease(Duration.ofMinutes(5)));
         LockHandle held = patient.acquire(x("/handed").build());
         CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(
                 () -> patient.acquire(x("/handed").waitAtMost(Duration.ofSeconds(30)).build()));

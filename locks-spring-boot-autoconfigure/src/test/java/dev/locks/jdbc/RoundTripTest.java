@@ -245,7 +245,8 @@ class RoundTripTest {
             // a backoff of a minute: the waiter asks the database again only when a release wakes it
             JdbcLockService.Builder builder = JdbcLockService.builder(counting.dataSource()).tablePrefix(prefix)
                     .settings(LockSettings.builder().nodeId("round-trips-waiting").purgeInterval(null)
-                            .backoff(Duration.ofMinutes(1), 1.0, Duration.ofMinutes(1), Duration.ZERO).build());
+                            .backoff(Duration.ofMinutes(1), 1.0, Duration.ofMinutes(1), Duration.ZERO)
+                    .waiterLease(Duration.ofMinutes(5)).build());
             try (JdbcLockService patient = (dialect != null ? builder.dialect(dialect) : builder).build()) {
                 LockHandle held = patient.acquire(exclusive(folder + "/file"));
                 CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(() -> patient.acquire(

@@ -15,6 +15,7 @@ import java.util.concurrent.Future;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
+import org.springframework.beans.factory.InitializingBean;
 import org.springframework.context.expression.AnnotatedElementKey;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -164,9 +165,17 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
                         + " class proxies) and call it through the bean");
             }
             checkNotFinal(method, type, parser);
+            if (isInitCallback(method, userClass)) {
+                throw new InvalidLockAnnotationException("@" + type.getSimpleName() + " on " + parser.description()
+                        + ": Spring calls an init method on the bean itself, before the proxy exists, so it would run"
+                        + " unlocked on every node; move the work to a method called through the bean, for instance from"
+                        + " an ApplicationRunner or an @EventListener(ApplicationReadyEvent.class)");
+            }
             return onMethod;
         }
-        if (!Modifier.isPublic(method.getModifiers()) || Modifier.isStatic(method.getModifiers())) {
+        if (!Modifier.isPublic(method.getModifiers()) || Modifier.isStatic(method.getModifiers())
+                || isInitCallback(method, userClass)) {
+            // a class-level annotation cannot cover an init method, which never passes the proxy
             return null;
         }
         A onClass = AnnotatedElementUtils.findMergedAnnotation(userClass, type);
@@ -174,6 +183,18 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
             checkNotFinal(method, type, parser);
         }
         return onClass;
+    }
+
+    /** Whether Spring calls {@code method} on the raw bean while initialising it. */
+    private static boolean isInitCallback(Method method, Class<?> userClass) {
+        for (Annotation annotation : method.getAnnotations()) {
+            String name = annotation.annotationType().getName();
+            if (name.equals("jakarta.annotation.PostConstruct") || name.equals("javax.annotation.PostConstruct")) {
+                return true;
+            }
+        }
+        return method.getName().equals("afterPropertiesSet") && method.getParameterCount() == 0
+                && InitializingBean.class.isAssignableFrom(userClass);
     }
 
     private static void checkNotFinal(Method method, Class<? extends Annotation> type, LockAnnotationParser parser) {

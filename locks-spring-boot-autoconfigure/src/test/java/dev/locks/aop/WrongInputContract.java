@@ -8,6 +8,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Flow;
 import java.util.concurrent.SubmissionPublisher;
 
+import jakarta.annotation.PostConstruct;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -15,6 +17,8 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.InitializingBean;
 import org.springframework.scheduling.annotation.Async;
 
 import dev.locks.annotation.ClusterSingleton;
@@ -118,6 +122,26 @@ abstract class WrongInputContract extends AnnotationContract {
     @Test
     void anAnnotatedPrivateMethodFailsTheStart() {
         assertStartFails(PrivateMethod.class, "@PathLocked on PrivateMethod.hidden()", "never called through the proxy");
+    }
+
+    @Test
+    void anAnnotatedPostConstructMethodFailsTheStart() {
+        assertStartFails(PostConstructMethod.class, "@ClusterSingleton on PostConstructMethod.bootstrap()",
+                "init method", "ApplicationRunner");
+    }
+
+    @Test
+    void anAnnotatedAfterPropertiesSetFailsTheStart() {
+        assertStartFails(InitializingMethod.class, "@ClusterSingleton on InitializingMethod.afterPropertiesSet()",
+                "init method");
+    }
+
+    @Test
+    void aClassLevelAnnotationLeavesTheInitMethodOutAndStarts() {
+        ClassLevelWithInit.initialised = false;
+        assertThat(AopUtils.isAopProxy(nodes.node("node-class-init", ClassLevelWithInit.class).getBean(ClassLevelWithInit.class)))
+                .as("its other methods are locked").isTrue();
+        assertThat(ClassLevelWithInit.initialised).isTrue();
     }
 
     @Test
@@ -269,6 +293,37 @@ abstract class WrongInputContract extends AnnotationContract {
 
         @PathLocked(paths = "'/hidden'")
         private void hidden() {
+        }
+    }
+
+    public static class PostConstructMethod {
+
+        @PostConstruct
+        @ClusterSingleton
+        public void bootstrap() {
+        }
+    }
+
+    public static class InitializingMethod implements InitializingBean {
+
+        @Override
+        @ClusterSingleton
+        public void afterPropertiesSet() {
+        }
+    }
+
+    @Semaphore(max = 2)
+    public static class ClassLevelWithInit {
+
+        // static: the bean the context hands out is a class proxy with fields of its own
+        static volatile boolean initialised;
+
+        @PostConstruct
+        public void init() {
+            initialised = true;
+        }
+
+        public void export() {
         }
     }
 

@@ -340,6 +340,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
             outcome = AcquireOutcome.DEADLOCK;
             throw ex;
         }
+        catch (LockUnavailableException ex) {
+            // the store names its operation; the caller needs to know which lock it was
+            throw new LockUnavailableException("Could not acquire " + target(request, tenant, paths) + ": "
+                    + ex.getMessage(), ex);
+        }
         finally {
             Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
             for (LockListener listener : listeners) {

@@ -56,27 +56,27 @@ public final class LockSettings {
         this.renewalTick = positive("renewalTick", b.renewalTick);
         this.defaultLease = positive("defaultLease", b.defaultLease);
         if (defaultLease.compareTo(shortestWatchedLease()) < 0) {
-            throw new IllegalArgumentException("defaultLease must be at least " + shortestWatchedLease().toMillis()
+            throw new InvalidLockSettingException("defaultLease", "must be at least " + shortestWatchedLease().toMillis()
                     + " ms, three of the watchdog's " + renewalTick.toMillis() + " ms ticks, to be renewed in time; was "
                     + defaultLease.toMillis() + " ms");
         }
         this.defaultWait = notNegative("defaultWait", b.defaultWait);
         if (b.renewInterval != null && b.renewInterval.compareTo(renewalTick) < 0) {
             // every lock would be renewed at every tick: a write per held lock ten times a second
-            throw new IllegalArgumentException("renewInterval must be at least the watchdog's tick of "
+            throw new InvalidLockSettingException("renewInterval", "must be at least the watchdog's tick of "
                     + renewalTick.toMillis() + " ms, or unset for a third of each lease; was " + b.renewInterval.toMillis() + " ms");
         }
         this.renewInterval = b.renewInterval;
         this.backoffInitial = positive("backoffInitial", b.backoffInitial);
         if (b.backoffMultiplier < 1.0) {
-            throw new IllegalArgumentException("backoffMultiplier must be at least 1, was " + b.backoffMultiplier);
+            throw new InvalidLockSettingException("backoffMultiplier", "must be at least 1, was " + b.backoffMultiplier);
         }
         this.backoffMultiplier = b.backoffMultiplier;
         this.backoffMax = positive("backoffMax", b.backoffMax);
         this.backoffJitter = Objects.requireNonNull(b.backoffJitter, "backoffJitter");
         if (b.maxPathLength < 1 || b.maxPathLength > PathNormalizer.LONGEST_MAX_LENGTH) {
             // a longer path would fail in the store as if the database were down, not as an invalid path
-            throw new IllegalArgumentException("maxPathLength must be between 1 and " + PathNormalizer.LONGEST_MAX_LENGTH
+            throw new InvalidLockSettingException("maxPathLength", "must be between 1 and " + PathNormalizer.LONGEST_MAX_LENGTH
                     + ", was " + b.maxPathLength);
         }
         this.pathNormalizer = new PathNormalizer(b.caseSensitive, b.maxPathLength);
@@ -90,14 +90,14 @@ public final class LockSettings {
         if (backoffMax.compareTo(waiterLease.dividedBy(4)) > 0) {
             // a waiter renews its queue record between sleeps: a longer sleep lets it lapse, and the
             // waiter queues again at the back, behind everyone who came meanwhile
-            throw new IllegalArgumentException("backoffMax must be at most a quarter of the queue lease ("
+            throw new InvalidLockSettingException("backoffMax", "must be at most a quarter of the queue lease ("
                     + waiterLease.dividedBy(4).toMillis() + " ms), so that a waiter keeps its place; was "
                     + backoffMax.toMillis() + " ms");
         }
         this.deadlockCheckInterval = positive("deadlockCheckInterval", b.deadlockCheckInterval);
         this.notifiedPollInterval = positive("notifiedPollInterval", b.notifiedPollInterval);
         if (b.maxPollsPerSecond < 1) {
-            throw new IllegalArgumentException("maxPollsPerSecond must be positive, was " + b.maxPollsPerSecond);
+            throw new InvalidLockSettingException("maxPollsPerSecond", "must be positive, was " + b.maxPollsPerSecond);
         }
         this.maxPollsPerSecond = b.maxPollsPerSecond;
     }
@@ -105,7 +105,7 @@ public final class LockSettings {
     private static Duration notNegative(String what, Duration d) {
         Objects.requireNonNull(d, what);
         if (d.isNegative()) {
-            throw new IllegalArgumentException(what + " must not be negative, was " + d);
+            throw new InvalidLockSettingException(what, "must not be negative, was " + d);
         }
         return d;
     }
@@ -113,7 +113,7 @@ public final class LockSettings {
     private static Duration positive(String what, Duration d) {
         Objects.requireNonNull(d, what);
         if (d.isNegative() || d.isZero()) {
-            throw new IllegalArgumentException(what + " must be positive, was " + d);
+            throw new InvalidLockSettingException(what, "must be positive, was " + d);
         }
         return d;
     }
@@ -386,7 +386,7 @@ public final class LockSettings {
         /** @param max most paths per request @return this builder */
         public Builder maxPathsPerRequest(int max) {
             if (max < 1) {
-                throw new IllegalArgumentException("maxPathsPerRequest must be positive, was " + max);
+                throw new InvalidLockSettingException("maxPathsPerRequest", "must be positive, was " + max);
             }
             this.maxPathsPerRequest = max;
             return this;

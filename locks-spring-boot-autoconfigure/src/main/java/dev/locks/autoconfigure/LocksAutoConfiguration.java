@@ -25,6 +25,7 @@ import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 
 import dev.locks.DefaultLockService;
+import dev.locks.InvalidLockSettingException;
 import dev.locks.LockListener;
 import dev.locks.LockService;
 import dev.locks.LockSettings;
@@ -117,7 +118,7 @@ public final class LocksAutoConfiguration {
         try {
             return settings.build();
         }
-        catch (IllegalArgumentException ex) {
+        catch (InvalidLockSettingException ex) {
             throw SettingProperty.explain(ex, properties);
         }
     }

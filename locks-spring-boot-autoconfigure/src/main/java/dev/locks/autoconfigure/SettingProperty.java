@@ -5,12 +5,14 @@ import java.util.function.Function;
 
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 
+import dev.locks.InvalidLockSettingException;
+
 /**
  * A {@link dev.locks.LockSettings} builder setting and the {@code locks.*} property that sets it, so
  * that a value the settings refuse is reported under the name the user wrote, with Boot's failure
  * analysis ("Invalid value … for configuration property …").
  *
- * @param setting the builder's name, with which the settings' messages begin
+ * @param setting the builder setting, as {@link InvalidLockSettingException#setting()} names it
  * @param property the configuration property
  * @param value reads the property's bound value
  */
@@ -40,12 +42,11 @@ record SettingProperty(String setting, String property, Function<LocksProperties
      * @param properties the bound properties
      * @return the same failure named after its property, or {@code refused} if no property sets it
      */
-    static RuntimeException explain(IllegalArgumentException refused, LocksProperties properties) {
-        String message = String.valueOf(refused.getMessage());
+    static RuntimeException explain(InvalidLockSettingException refused, LocksProperties properties) {
         for (SettingProperty p : ALL) {
-            if (message.startsWith(p.setting() + " ")) {
+            if (p.setting().equals(refused.setting())) {
                 InvalidConfigurationPropertyValueException named = new InvalidConfigurationPropertyValueException(
-                        p.property(), p.value().apply(properties), message);
+                        p.property(), p.value().apply(properties), refused.getMessage());
                 named.initCause(refused);
                 return named;
             }

@@ -88,6 +88,8 @@ public class JdbcLockStore implements LockStore {
 
     private final LeaseRenewal renewal;
 
+    private final JoinedReleases joinedReleases = new JoinedReleases();
+
     private final String channel;
 
     /** Removes a request's queue rows, bound to its grant id. */
@@ -112,7 +114,7 @@ public class JdbcLockStore implements LockStore {
         this.tables = new LockTables(tablePrefix);
         this.transactions = new StoreTransactions(dataSource, dialect);
         this.conflicts = new PathConflictQuery(dialect, tables);
-        this.renewal = new LeaseRenewal(dialect, tables, transactions);
+        this.renewal = new LeaseRenewal(dialect, tables, transactions, joinedReleases);
         this.channel = tables.prefix() + "released";
         this.dequeueSql = "DELETE FROM " + tables.waiting() + " WHERE grant_id = ?";
     }
@@ -799,6 +801,7 @@ public class JdbcLockStore implements LockStore {
                 return transactions.autoCommit("look at a lock released after the caller's transaction",
                         c -> isLive(c, grant));
             }
+            keepRenewalsOffUntilTheTransactionEnds(grant);
             int rows = work.run(connection);
             releaseWhenTheTransactionEnds(grant, keepFor, work, "after rollback", false);
             return rows > 0;
@@ -818,6 +821,17 @@ public class JdbcLockStore implements LockStore {
                 DataSourceUtils.releaseConnection(connection, transactions.dataSource());
             }
         }
+    }
+
+    /** See {@link JoinedReleases}: the joined release locks the grant's rows until the transaction ends. */
+    private void keepRenewalsOffUntilTheTransactionEnds(Grant grant) {
+        joinedReleases.releaseJoining(grant);
+        TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+            @Override
+            public void afterCompletion(int status) {
+                joinedReleases.transactionEnded(grant);
+            }
+        });
     }
 
     /**

@@ -25,6 +25,9 @@ import dev.locks.store.Grant;
  * whatever the {@code ORDER BY}: a chunk holding two expired grants can deadlock with the purge,
  * which deletes in id order. The database then rolls one back, and it is retried.
  * <p>
+ * Grants whose release joined a caller's transaction that is still open are left out
+ * ({@link JoinedReleases}): that transaction holds their rows.
+ * <p>
  * Where the dialect can ({@link SqlDialect#renewalTrip}) a chunk takes one round trip; otherwise
  * a transaction of a locking {@code SELECT}, a clock read and the {@code UPDATE}.
  */
@@ -38,21 +41,32 @@ final class LeaseRenewal {
 
     private final StoreTransactions transactions;
 
-    LeaseRenewal(SqlDialect dialect, LockTables tables, StoreTransactions transactions) {
+    private final JoinedReleases joinedReleases;
+
+    LeaseRenewal(SqlDialect dialect, LockTables tables, StoreTransactions transactions, JoinedReleases joinedReleases) {
         this.dialect = dialect;
         this.tables = tables;
         this.transactions = transactions;
+        this.joinedReleases = joinedReleases;
     }
 
     /**
-     * @return the new lease end of each grant renewed; grants missing from the map are lost
+     * @return the new lease end of each grant renewed; grants missing from the map are lost, or
+     *         released in a caller's transaction that has not ended
      */
     Map<String, Instant> renew(Collection<Grant> grants, Duration lease) {
         Map<String, Instant> renewed = new HashMap<>();
         List<Grant> all = new ArrayList<>(grants);
         for (int from = 0; from < all.size(); from += CHUNK) {
-            List<Grant> chunk = all.subList(from, Math.min(all.size(), from + CHUNK));
-            renewed.putAll(renewChunk(chunk, lease));
+            List<Grant> chunk = joinedReleases.renewalStarting(all.subList(from, Math.min(all.size(), from + CHUNK)));
+            try {
+                if (!chunk.isEmpty()) {
+                    renewed.putAll(renewChunk(chunk, lease));
+                }
+            }
+            finally {
+                joinedReleases.renewalEnded(chunk);
+            }
         }
         return renewed;
     }
@@ -75,7 +89,7 @@ final class LeaseRenewal {
 
     private Map<String, Instant> renewChunk(List<Grant> chunk, Duration lease) {
         int n = slots(chunk.size());
-        String trip = dialect.renewalTrip(lockRows(n), until -> extendLeases(n, until));
+        String trip = dialect.renewalTrip(tables.held(), SqlDialect.placeholders(n));
         if (trip != null) {
             // null where the pool's connections are not in auto-commit, which the trip needs
             Map<String, Instant> renewed = transactions.inBlock("renew leases", connection ->
@@ -122,20 +136,28 @@ final class LeaseRenewal {
     private Map<String, Instant> renewInTransaction(Connection connection, List<Grant> chunk, Duration lease)
             throws SQLException {
         int n = slots(chunk.size());
-        try (PreparedStatement ps = connection.prepareStatement(lockRows(n))) {
+        String grantIds = SqlDialect.placeholders(n);
+        List<Long> locked = new ArrayList<>();
+        try (PreparedStatement ps = connection.prepareStatement(dialect.lockRowsOfGrants(tables.held(), grantIds))) {
             bindIds(ps, 1, chunk);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    // the lock is what counts
+                    locked.add(rs.getLong(1));
                 }
             }
         }
         Instant now = dialect.currentTime(connection).truncatedTo(ChronoUnit.MICROS);
         Instant until = now.plus(lease).truncatedTo(ChronoUnit.MICROS);
+        boolean byId = dialect.extendsLockedRowsById();
         int updated;
-        try (PreparedStatement ps = connection.prepareStatement(extendLeases(n, "?"))) {
-            dialect.setTime(ps, 1, until);
-            bindIds(ps, 2, chunk);
+        try (PreparedStatement ps = connection.prepareStatement(
+                dialect.extendRowsOfGrants(tables.held(), grantIds, "?", byId ? "?" : null))) {
+            int i = 1;
+            if (byId) {
+                ps.setString(i++, locked.toString());
+            }
+            dialect.setTime(ps, i++, until);
+            bindIds(ps, i, chunk);
             updated = ps.executeUpdate();
         }
         return renewedOf(connection, chunk, updated, until);
@@ -164,25 +186,6 @@ final class LeaseRenewal {
             }
         }
         return renewed;
-    }
-
-    /** Locks the rows of {@code n} grants, whose ids are its parameters; answers their ids. */
-    private String lockRows(int n) {
-        return "SELECT id FROM " + tables.held() + " WHERE grant_id IN (" + SqlDialect.placeholders(n)
-                + ") ORDER BY id FOR UPDATE";
-    }
-
-    /**
-     * Extends the still live rows of {@code n} grants to {@code until}, never shortening one; the
-     * grant ids are its parameters after any in {@code until}. Liveness is judged by the clock when
-     * the {@code UPDATE} runs, not by a time read before it. A lease only grows while it is held
-     * because a hand renewal and the watchdog's can reach the database in either order: had the
-     * later one shortened the lease, the handle, which trusts the renewal that answered last, could
-     * believe itself valid after its rows had expired.
-     */
-    private String extendLeases(int n, String until) {
-        return "UPDATE " + tables.held() + " SET expires_at = GREATEST(expires_at, " + until + ") WHERE grant_id IN ("
-                + SqlDialect.placeholders(n) + ") AND expires_at > " + dialect.now();
     }
 
     /** Binds the ids of {@code chunk} into its {@link #slots}; returns the next index. */

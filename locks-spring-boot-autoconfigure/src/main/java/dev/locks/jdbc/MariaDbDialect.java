@@ -4,7 +4,6 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
-import java.util.function.UnaryOperator;
 
 /**
  * MariaDB: InnoDB like MySQL, and a whole grant in one round trip as an anonymous compound
@@ -90,11 +89,12 @@ public class MariaDbDialect extends MySqlDialect {
 
     // the derived table keeps the locked ids inside the block; its FOR UPDATE still locks every row
     @Override
-    String renewalTrip(String lockRows, UnaryOperator<String> extendLeases) {
-        return "BEGIN NOT ATOMIC DECLARE renew_locked INT; DECLARE renew_until DATETIME(6);"
+    String renewalTrip(String held, String grantIds) {
+        return "BEGIN NOT ATOMIC DECLARE renew_ids LONGTEXT; DECLARE renew_until DATETIME(6);"
                 + " SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION;"
-                + " SELECT COUNT(*) INTO renew_locked FROM (" + lockRows + ") locked;"
-                + " SET renew_until = " + plusMicros(now()) + "; " + extendLeases.apply("renew_until") + ";"
+                + " SELECT JSON_ARRAYAGG(id) INTO renew_ids FROM (" + lockRowsOfGrants(held, grantIds) + ") locked;"
+                + " SET renew_until = " + plusMicros(now()) + "; "
+                + extendRowsOfGrants(held, grantIds, "renew_until", "renew_ids") + ";"
                 + " SELECT ROW_COUNT(), renew_until; COMMIT; END";
     }
 }

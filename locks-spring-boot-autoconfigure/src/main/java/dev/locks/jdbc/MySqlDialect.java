@@ -50,6 +50,33 @@ public class MySqlDialect extends SqlDialect {
         return "mysql";
     }
 
+    // InnoDB's locking read through the grant index also waits for the index entry after the last
+    // match, another grant's, and takes a row changed by an open transaction for a locked one. A
+    // node that released that grant inside a long transaction of its own would hold this renewal
+    // up, and every lease of its chunk, for as long (and deadlock with it when it next releases one
+    // of these grants). So the ids are found by a consistent read (a derived table, which DISTINCT
+    // keeps from being merged) and the rows are locked by primary key alone: forced, since on a
+    // small table the optimizer would rather scan it all, locking as it goes.
+    @Override
+    String lockRowsOfGrants(String held, String grantIds) {
+        return "SELECT h.id FROM (SELECT DISTINCT id FROM " + held + " WHERE grant_id IN (" + grantIds
+                + ")) g STRAIGHT_JOIN " + held + " h FORCE INDEX (PRIMARY) ON h.id = g.id ORDER BY h.id FOR UPDATE";
+    }
+
+    // By the ids locked, not through a derived table again: InnoDB reads the other tables of a
+    // multi-table UPDATE with shared locks even at READ COMMITTED.
+    @Override
+    String extendRowsOfGrants(String held, String grantIds, String until, String lockedRowIds) {
+        return "UPDATE JSON_TABLE(" + lockedRowIds + ", '$[*]' COLUMNS (id BIGINT PATH '$')) j STRAIGHT_JOIN " + held
+                + " h FORCE INDEX (PRIMARY) ON h.id = j.id SET h.expires_at = GREATEST(h.expires_at, " + until + ") WHERE h.grant_id IN ("
+                + grantIds + ") AND h.expires_at > " + now();
+    }
+
+    @Override
+    boolean extendsLockedRowsById() {
+        return true;
+    }
+
     @Override
     void beginTransaction(Connection connection) throws SQLException {
         // applies to the next transaction only, so the pooled connection's own level stays untouched

@@ -8,7 +8,6 @@ import java.sql.Statement;
 import java.time.Instant;
 import java.util.List;
 import java.util.function.BiConsumer;
-import java.util.function.UnaryOperator;
 
 import javax.sql.DataSource;
 
@@ -113,9 +112,10 @@ public class PostgresDialect extends SqlDialect {
     // has all its row locks. The expiry is computed once (a CTE with a volatile function is evaluated
     // once), so that every row of the chunk carries the same one.
     @Override
-    String renewalTrip(String lockRows, UnaryOperator<String> extendLeases) {
-        return "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT count(*) FROM (" + lockRows + ") l; WITH c AS (SELECT "
-                + plusMicros("clock_timestamp()") + " AS until), r AS (" + extendLeases.apply("(SELECT until FROM c)")
+    String renewalTrip(String held, String grantIds) {
+        return "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT count(*) FROM (" + lockRowsOfGrants(held, grantIds)
+                + ") l; WITH c AS (SELECT " + plusMicros("clock_timestamp()") + " AS until), r AS ("
+                + extendRowsOfGrants(held, grantIds, "(SELECT until FROM c)", null)
                 + " RETURNING 1) SELECT (SELECT count(*) FROM r), (SELECT until FROM c); COMMIT";
     }
 

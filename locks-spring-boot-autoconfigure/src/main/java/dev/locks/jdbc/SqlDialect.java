@@ -13,7 +13,6 @@ import java.time.ZoneOffset;
 import java.util.Collections;
 import java.util.List;
 import java.util.function.BiConsumer;
-import java.util.function.UnaryOperator;
 import java.util.Locale;
 
 import javax.sql.DataSource;
@@ -250,17 +249,48 @@ public abstract class SqlDialect {
     }
 
     /**
-     * A lease renewal in one round trip on a connection in auto-commit: it begins a READ COMMITTED
-     * transaction, runs {@code lockRows}, reads the clock once those row locks are held and adds the
-     * lease to it, runs {@code extendLeases} with that expiry, and commits. Its only result set of two
-     * columns holds one row: the rows extended and the expiry. Parameters: those of {@code lockRows},
-     * the lease in microseconds, those of {@code extendLeases}.
+     * Locks the held rows of some grants, in id order, and answers their ids.
      *
-     * @param lockRows a {@code SELECT ... FOR UPDATE} of the rows to renew
-     * @param extendLeases the {@code UPDATE}, given the SQL of the new expiry
+     * @param held the held table
+     * @param grantIds the placeholders of the grant ids, the statement's only parameters
+     */
+    String lockRowsOfGrants(String held, String grantIds) {
+        return "SELECT id FROM " + held + " WHERE grant_id IN (" + grantIds + ") ORDER BY id FOR UPDATE";
+    }
+
+    /**
+     * Extends the rows of some grants that are still live by the clock when it runs, never
+     * shortening one. Runs after {@link #lockRowsOfGrants} in the same transaction. Its parameters:
+     * those of {@code lockedRowIds}, then of {@code until}, then the grant ids.
+     *
+     * @param held the held table
+     * @param grantIds the placeholders of the grant ids
+     * @param until the SQL of the new expiry
+     * @param lockedRowIds the SQL of a JSON array of the ids that {@link #lockRowsOfGrants} answered,
+     *        where {@link #extendsLockedRowsById}; otherwise null
+     */
+    String extendRowsOfGrants(String held, String grantIds, String until, String lockedRowIds) {
+        return "UPDATE " + held + " SET expires_at = GREATEST(expires_at, " + until + ") WHERE grant_id IN ("
+                + grantIds + ") AND expires_at > " + now();
+    }
+
+    /** @return true if {@link #extendRowsOfGrants} finds its rows by the ids that were locked */
+    boolean extendsLockedRowsById() {
+        return false;
+    }
+
+    /**
+     * A lease renewal in one round trip on a connection in auto-commit: it begins a READ COMMITTED
+     * transaction, runs {@link #lockRowsOfGrants}, reads the clock once those row locks are held and
+     * adds the lease to it, runs {@link #extendRowsOfGrants} with that expiry, and commits. Its only
+     * result set of two columns holds one row: the rows extended and the expiry. Parameters: the
+     * grant ids, the lease in microseconds, the grant ids.
+     *
+     * @param held the held table
+     * @param grantIds the placeholders of the grant ids
      * @return the statement, or null where a renewal is a transaction of several statements
      */
-    String renewalTrip(String lockRows, UnaryOperator<String> extendLeases) {
+    String renewalTrip(String held, String grantIds) {
         return null;
     }
 

@@ -8,8 +8,16 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
+import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.DataSourceUtils;
@@ -117,6 +125,87 @@ abstract class CallersTransactionContract extends LockServiceContract {
                 .pollInterval(Duration.ofMillis(100)).until(() -> other.tryAcquire(x("/failed-twice").build()), Optional::isPresent)
                 .orElseThrow();
         taken.release();
+    }
+
+    @Test
+    void aRenewalDoesNotWaitForAGrantReleasedInACallersTransactionThatIsStillOpen() throws Exception {
+        LockHandle kept = tryX("/renewing/kept").orElseThrow();
+        LockHandle released = tryX("/renewing/released").orElseThrow();
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
+        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+
+        transaction.executeWithoutResult(status -> {
+            assertThat(released.release()).isTrue();
+            // the joined DELETE holds the released grant's rows until the transaction ends; a renewal
+            // that waited for them would hold up every lease of its chunk for as long
+            Map<String, Instant> renewed = CompletableFuture
+                    .supplyAsync(() -> locks.store().renew(List.of(grantOf(kept), grantOf(released)), Duration.ofSeconds(30)))
+                    .orTimeout(5, TimeUnit.SECONDS).join();
+            assertThat(renewed).as("renewed while the transaction is open").containsOnlyKeys(grantOf(kept).grantId());
+        });
+
+        assertThat(kept.isValid()).isTrue();
+        assertThat(kept.release()).isTrue();
+    }
+
+    @Test
+    void aRenewalDoesNotWaitForAnotherNodesReleaseInATransactionThatIsStillOpen() {
+        HikariDataSource otherPool = newPool(4);
+        JdbcLockService other = node("node-b", otherPool);
+        LockHandle released = other.tryAcquire(x("/other/released").build()).orElseThrow();
+        String releasedId = grantOf(released).grantId();
+        // InnoDB's locking read of a grant id also reads the next one in the grant index: among
+        // these is the grant just before the released one
+        List<LockHandle> kept = new ArrayList<>();
+        while (kept.stream().noneMatch(h -> grantOf(h).grantId().compareTo(releasedId) < 0)) {
+            kept.add(tryX("/kept/" + kept.size()).orElseThrow());
+        }
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(otherPool));
+        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+
+        transaction.executeWithoutResult(status -> {
+            assertThat(released.release()).isTrue();
+            List<dev.locks.store.Grant> grants = kept.stream().map(CallersTransactionContract::grantOf).toList();
+            Map<String, Instant> renewed = CompletableFuture
+                    .supplyAsync(() -> locks.store().renew(grants, Duration.ofSeconds(30)))
+                    .orTimeout(5, TimeUnit.SECONDS).join();
+            assertThat(renewed).as("renewed while the other node's transaction is open").hasSize(kept.size());
+        });
+
+        kept.forEach(LockHandle::release);
+    }
+
+    @Test
+    void locksReleasedTogetherInACallersTransactionWhileTheirRenewalsRunNeverDeadlock() throws Exception {
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
+        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+        for (int round = 0; round < 40; round++) {
+            // released newest first, as nested scopes end; a renewal locks them in the other order
+            LockHandle first = tryX("/together/" + round + "/a").orElseThrow();
+            LockHandle second = tryX("/together/" + round + "/b").orElseThrow();
+            List<dev.locks.store.Grant> grants = List.of(grantOf(first), grantOf(second));
+            AtomicBoolean releasing = new AtomicBoolean(true);
+            CompletableFuture<Integer> renewals = CompletableFuture.supplyAsync(() -> {
+                int count = 0;
+                while (releasing.get()) {
+                    locks.store().renew(grants, Duration.ofSeconds(30));
+                    count++;
+                }
+                return count;
+            });
+            long started = System.nanoTime();
+            transaction.executeWithoutResult(status -> {
+                sleep(Duration.ofMillis(5));
+                assertThat(second.release()).isTrue();
+                sleep(Duration.ofMillis(5));
+                assertThat(first.release()).isTrue();
+            });
+            releasing.set(false);
+            assertThat(renewals.get(10, TimeUnit.SECONDS)).as("renewals in round " + round).isPositive();
+            // a deadlock PostgreSQL breaks after deadlock_timeout (1 s) would pass silently otherwise
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).as("round " + round).isLessThan(Duration.ofMillis(900));
+            assertThat(locks.holders(tenant, "/together/" + round)).as("held after round " + round).isEmpty();
+        }
     }
 
     /** A node whose statements deleting held rows can be made to fail, and transactions on its DataSource. */

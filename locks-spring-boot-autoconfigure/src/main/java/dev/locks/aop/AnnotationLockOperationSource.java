@@ -3,6 +3,7 @@ package dev.locks.aop;
 import java.lang.annotation.Annotation;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -16,6 +17,7 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.InitializingBean;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.context.expression.AnnotatedElementKey;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -29,6 +31,8 @@ import org.springframework.scheduling.annotation.Async;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
+import dev.locks.DefaultLockService;
+import dev.locks.LockService;
 import dev.locks.annotation.ClusterSingleton;
 import dev.locks.annotation.PathLocked;
 import dev.locks.annotation.Semaphore;
@@ -47,7 +51,8 @@ import dev.locks.annotation.Semaphore;
  * {@link InvalidLockAnnotationException} naming the method and the attribute. The parsed
  * expressions stay in the {@link LockExpressionEvaluator}'s cache for the calls.
  */
-public class AnnotationLockOperationSource implements LockOperationSource, BeanFactoryAware {
+public class AnnotationLockOperationSource implements LockOperationSource, BeanFactoryAware,
+        SmartInitializingSingleton {
 
     /** Spring MVC's asynchronous results, named so that the web module stays optional. */
     private static final List<String> LATER_WORK = List.of(
@@ -66,6 +71,9 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
 
     private BeanFactory beanFactory;
 
+    /** The lock service's shortest watched lease, once every singleton exists; null before. */
+    private volatile Duration shortestLease;
+
     /**
      * @param evaluator parses the expressions at start-up and keeps them for the calls
      */
@@ -76,6 +84,21 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     @Override
     public void setBeanFactory(BeanFactory beanFactory) {
         this.beanFactory = beanFactory;
+    }
+
+    /**
+     * Checks the leases of the methods read so far against the lock service's watchdog, and those of
+     * methods read later as they come. Not before: the methods are read while beans are proxied, and
+     * asking for the lock service then could create it too early, or in a cycle.
+     */
+    @Override
+    public void afterSingletonsInstantiated() {
+        if (beanFactory != null
+                && beanFactory.getBeanProvider(LockService.class).getIfUnique() instanceof DefaultLockService service) {
+            Duration shortest = service.settings().shortestWatchedLease();
+            cache.values().forEach(operations -> operations.forEach(operation -> operation.checkLease(shortest)));
+            shortestLease = shortest;
+        }
     }
 
     @Override
@@ -147,8 +170,12 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
             operations.add(parser.parse(paths));
         }
         AnnotatedElementKey element = new AnnotatedElementKey(specific, targetClass);
+        Duration shortest = shortestLease;
         for (LockOperation operation : operations) {
             checkExpressions(operation, element);
+            if (shortest != null) {
+                operation.checkLease(shortest);
+            }
         }
         return List.copyOf(operations);
     }

@@ -110,6 +110,25 @@ public abstract class LockOperation {
         }
     }
 
+    /**
+     * Checks the lease against the shortest one the lock service's watchdog can keep: every
+     * annotated call holds its locks under the watchdog, so a shorter lease would fail each call.
+     *
+     * @param shortest the lock service's shortest watched lease
+     */
+    final void checkLease(Duration shortest) {
+        if (lease != null && lease.compareTo(shortest) < 0) {
+            throw new InvalidLockAnnotationException(describe() + ": " + leaseAttribute() + " = " + lease.toMillis()
+                    + "ms is shorter than the " + shortest.toMillis() + "ms the lock service's watchdog needs to renew"
+                    + " it in time; give it at least " + shortest.toMillis() + "ms");
+        }
+    }
+
+    /** @return the name of the annotation attribute that sets the lease */
+    String leaseAttribute() {
+        return "lease";
+    }
+
     /** @return a request with placeholder values for what depends on the call */
     abstract LockRequest sampleRequest();
 

@@ -84,4 +84,9 @@ public final class SingletonOperation extends LockOperation {
         }
         return common(builder, tenantValue).build();
     }
+
+    @Override
+    String leaseAttribute() {
+        return "lockAtMostFor";
+    }
 }

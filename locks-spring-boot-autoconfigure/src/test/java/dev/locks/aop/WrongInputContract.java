@@ -115,6 +115,18 @@ abstract class WrongInputContract extends AnnotationContract {
     }
 
     @Test
+    void aLockAtMostForTheWatchdogCannotKeepFailsTheStart() {
+        assertStartFails(ShortSingleton.class, "@ClusterSingleton on ShortSingleton.run()", "lockAtMostFor = 200ms",
+                "shorter than the 300ms");
+    }
+
+    @Test
+    void aLeaseTheWatchdogCannotKeepFailsTheStart() {
+        assertStartFails(ShortLease.class, "@PathLocked on ShortLease.run(String)", "lease = 100ms",
+                "shorter than the 300ms");
+    }
+
+    @Test
     void aSemaphoreWithoutPermitsFailsTheStart() {
         assertStartFails(NoPermits.class, "@Semaphore on NoPermits.run()", "at least 1 permit");
     }
@@ -204,6 +216,18 @@ abstract class WrongInputContract extends AnnotationContract {
             }
         }
         return null;
+    }
+
+    public static class ShortSingleton {
+        @ClusterSingleton(lockAtMostFor = "200ms")
+        public void run() {
+        }
+    }
+
+    public static class ShortLease {
+        @PathLocked(paths = "#path", lease = "100ms")
+        public void run(String path) {
+        }
     }
 
     public static class BadSpel {

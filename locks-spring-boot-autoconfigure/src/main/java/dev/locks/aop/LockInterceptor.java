@@ -103,7 +103,7 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
                 if (handle.isEmpty()) {
                     log.debug("Skipped {}: {} is held elsewhere", operations.get(i).method(), requests.get(i));
                     LockHandles.releaseAllAfterWork(held, null);
-                    return skippedResult(method);
+                    return skippedResult(AnnotationLockOperationSource.targetMethod(method, targetClass));
                 }
                 held.add(handle.get());
             }
@@ -167,7 +167,11 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
         }
     }
 
-    /** A skipped singleton returns nothing: null, or an empty Optional (primitives are refused at start-up). */
+    /**
+     * A skipped singleton returns nothing: null, or an empty Optional (primitives are refused at
+     * start-up). Judged on the implementation: a JDK proxy shows a generic interface method's
+     * return type erased.
+     */
     private static Object skippedResult(Method method) {
         return method.getReturnType() == Optional.class ? Optional.empty() : null;
     }

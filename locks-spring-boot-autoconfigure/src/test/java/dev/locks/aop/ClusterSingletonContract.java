@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.slf4j.LoggerFactory;
+import org.springframework.aop.support.AopUtils;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -96,6 +97,19 @@ abstract class ClusterSingletonContract extends AnnotationContract {
             assertThat(jobs.optionalReport()).isEmpty();
         }
         assertThat(jobs.optionalReport()).contains("done");
+    }
+
+    @Test
+    void skipReturnsAnEmptyOptionalThroughAnInterfaceProxyOfAGenericMethod() {
+        @SuppressWarnings("unchecked")
+        Task<Optional<String>> task = nodes.node("node-jdk", List.of("spring.aop.proxy-target-class=false"),
+                InterfaceApplication.class).getBean(Task.class);
+        assertThat(AopUtils.isJdkDynamicProxy(task)).isTrue();
+        // the proxy sees Task.run() returning Object; the implementation's Optional is what the caller expects
+        try (LockHandle held = holdElsewhere("generic-task")) {
+            assertThat(task.run()).isEmpty();
+        }
+        assertThat(task.run()).contains("done");
     }
 
     @Test
@@ -311,6 +325,30 @@ abstract class ClusterSingletonContract extends AnnotationContract {
         @Bean
         Ticker ticker(JdbcLockService locks) {
             return new Ticker(locks);
+        }
+    }
+
+    /** A generic interface, whose method the JDK proxy sees with an erased return type. */
+    public interface Task<T> {
+
+        T run();
+    }
+
+    public static class OptionalTask implements Task<Optional<String>> {
+
+        @Override
+        @ClusterSingleton(name = "generic-task")
+        public Optional<String> run() {
+            return Optional.of("done");
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class InterfaceApplication {
+
+        @Bean
+        Task<Optional<String>> task() {
+            return new OptionalTask();
         }
     }
 

@@ -5,6 +5,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -12,6 +13,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
+import java.util.stream.Collectors;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
@@ -68,6 +70,9 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     private final Map<MethodClassKey, List<LockOperation>> cache = new ConcurrentHashMap<>(256);
 
     private final Set<Class<?>> checkedClasses = ConcurrentHashMap.newKeySet();
+
+    /** The method each default singleton and semaphore name was given to, by kind and name. */
+    private final Map<String, Method> defaultNames = new ConcurrentHashMap<>();
 
     private BeanFactory beanFactory;
 
@@ -161,10 +166,18 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         checkReturnType(specific, userClass, parser);
         List<LockOperation> operations = new ArrayList<>(3);
         if (singleton != null) {
-            operations.add(parser.parse(singleton));
+            SingletonOperation operation = parser.parse(singleton);
+            if (singleton.name().isBlank()) {
+                claimDefaultName(operation, operation.name(), specific);
+            }
+            operations.add(operation);
         }
         if (semaphore != null) {
-            operations.add(parser.parse(semaphore));
+            SemaphoreOperation operation = parser.parse(semaphore);
+            if (semaphore.name().isBlank()) {
+                claimDefaultName(operation, operation.name(), specific);
+            }
+            operations.add(operation);
         }
         if (paths != null) {
             operations.add(parser.parse(paths));
@@ -178,6 +191,21 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
             }
         }
         return List.copyOf(operations);
+    }
+
+    /**
+     * A default name ({@code SimpleClassName.method}) belongs to one method: overloads, or classes of
+     * one simple name in different packages, would otherwise share a singleton or a semaphore without
+     * anyone asking for it. Beans of one class share it, since they run the same method.
+     */
+    private void claimDefaultName(LockOperation operation, String name, Method method) {
+        Method first = defaultNames.putIfAbsent(operation.getClass().getSimpleName() + " " + name, method);
+        if (first != null && !first.equals(method)) {
+            throw new InvalidLockAnnotationException(operation.describe() + ": its default name '" + name
+                    + "' is also that of " + first.getDeclaringClass().getName() + "." + first.getName() + "("
+                    + Arrays.stream(first.getParameterTypes()).map(Class::getSimpleName).collect(Collectors.joining(", "))
+                    + "), so the two would share one lock; set name on one of them");
+        }
     }
 
     /** The method's own annotation of the kind, else (for public methods) its class's. */

@@ -19,6 +19,8 @@ import org.reactivestreams.Publisher;
 import org.reactivestreams.Subscriber;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.InitializingBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.scheduling.annotation.Async;
 
 import dev.locks.annotation.ClusterSingleton;
@@ -127,6 +129,23 @@ abstract class WrongInputContract extends AnnotationContract {
     }
 
     @Test
+    void overloadsThatWouldShareADefaultSingletonNameFailTheStart() {
+        assertStartFails(Overloads.class, "Overloads.export", "its default name 'Overloads.export' is also that of",
+                "set name on one of them");
+    }
+
+    @Test
+    void classesOfOneSimpleNameThatWouldShareADefaultSemaphoreNameFailTheStart() {
+        assertStartFails(SameSimpleNames.class, "@Semaphore on Jobs.export()", "its default name 'Jobs.export'",
+                "WrongInputContract$Reports$Jobs.export()");
+    }
+
+    @Test
+    void twoBeansOfOneClassShareTheirDefaultNameAndStart() {
+        assertThat(nodes.node("node-twins", Twins.class).getBeansOfType(Overloads.Single.class)).hasSize(2);
+    }
+
+    @Test
     void aSemaphoreWithoutPermitsFailsTheStart() {
         assertStartFails(NoPermits.class, "@Semaphore on NoPermits.run()", "at least 1 permit");
     }
@@ -216,6 +235,64 @@ abstract class WrongInputContract extends AnnotationContract {
             }
         }
         return null;
+    }
+
+    public static class Overloads {
+        @ClusterSingleton
+        public void export() {
+        }
+
+        @ClusterSingleton
+        public void export(String what) {
+        }
+
+        public static class Single {
+            @ClusterSingleton
+            public void export() {
+            }
+        }
+    }
+
+    static class Reports {
+        public static class Jobs {
+            @Semaphore(max = 2)
+            public void export() {
+            }
+        }
+    }
+
+    static class Invoices {
+        public static class Jobs {
+            @Semaphore(max = 2)
+            public void export() {
+            }
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class SameSimpleNames {
+        @Bean
+        Reports.Jobs reportJobs() {
+            return new Reports.Jobs();
+        }
+
+        @Bean
+        Invoices.Jobs invoiceJobs() {
+            return new Invoices.Jobs();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Twins {
+        @Bean
+        Overloads.Single first() {
+            return new Overloads.Single();
+        }
+
+        @Bean
+        Overloads.Single second() {
+            return new Overloads.Single();
+        }
     }
 
     public static class ShortSingleton {

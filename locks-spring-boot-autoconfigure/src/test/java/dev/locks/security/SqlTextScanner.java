@@ -36,7 +36,7 @@ final class SqlTextScanner {
     static final Set<String> SQL_VARIABLES = Set.of("sql", "live", "filter", "rowFilter", "select", "waiters", "ids",
             "values", "COLUMN_LIST", "UNTIMED_COLUMN_LIST", "channel", "notifying", "SERIALISE", "COLUMNS", "where", "leave",
             "BOUND_CLOCK", "times", "BOUND_TIMES", "release", "dequeueSql", "key",
-            "trip");
+            "trip", "grantIds");
 
     /** Builders whose every {@code append} adds SQL text. */
     static final Set<String> SQL_BUILDERS = Set.of("sql", "where");
@@ -47,20 +47,22 @@ final class SqlTextScanner {
      * {@code statement} is a statement of the shipped schema script with the validated prefix.
      */
     static final Set<String> SQL_PARAMETERS = Set.of("table", "column", "modification", "prefix", "statement",
-            "sqlPrefix", "waitTable", "clock", "releasing", "lockRows", "until", "busyAt");
+            "sqlPrefix", "waitTable", "clock", "releasing", "held", "grantIds", "lockedRowIds", "until", "busyAt");
 
     /** Statement methods are sinks only on statement receivers ({@code RetryTemplate.execute} is not SQL). */
     private static final Set<String> STATEMENT_RECEIVERS = Set.of("st", "ps", "stmt", "statement");
 
     private static final Set<String> STATEMENT_METHODS = Set.of("executeQuery", "executeUpdate", "execute", "addBatch");
 
-    /** Methods whose argument at the given index (0-based) is SQL text or a table or column name. */
-    static final Map<String, Integer> SINKS = Map.ofEntries(Map.entry("prepareStatement", 0), Map.entry("prepareCall", 0),
-            Map.entry("executeQuery", 0), Map.entry("executeUpdate", 0), Map.entry("execute", 0), Map.entry("addBatch", 0),
-            Map.entry("modifyAndNotify", 1), Map.entry("select", 1), Map.entry("insert", 1), Map.entry("notifying", 0),
-            Map.entry("plusMicros", 0), Map.entry("prepare", 1), Map.entry("appendBranches", 2),
-            Map.entry("renewalTrip", 0), Map.entry("extendLeases", 1), Map.entry("blockThen", 0),
-            Map.entry("permitLimit", 0), Map.entry("busyAt", 1));
+    /** Methods whose arguments at the given indexes (0-based) are SQL text or table or column names. */
+    static final Map<String, List<Integer>> SINKS = Map.ofEntries(Map.entry("prepareStatement", List.of(0)),
+            Map.entry("prepareCall", List.of(0)), Map.entry("executeQuery", List.of(0)),
+            Map.entry("executeUpdate", List.of(0)), Map.entry("execute", List.of(0)), Map.entry("addBatch", List.of(0)),
+            Map.entry("modifyAndNotify", List.of(1)), Map.entry("select", List.of(1)), Map.entry("insert", List.of(1)),
+            Map.entry("notifying", List.of(0)), Map.entry("plusMicros", List.of(0)), Map.entry("prepare", List.of(1)),
+            Map.entry("appendBranches", List.of(2)), Map.entry("renewalTrip", List.of(0, 1)),
+            Map.entry("lockRowsOfGrants", List.of(0, 1)), Map.entry("extendRowsOfGrants", List.of(0, 1, 2, 3)),
+            Map.entry("blockThen", List.of(0)), Map.entry("permitLimit", List.of(0)), Map.entry("busyAt", List.of(1)));
 
     private static final Pattern KEYWORD = Pattern.compile(
             "\\b(SELECT|INSERT|UPDATE|DELETE|MERGE|WHERE|FROM|VALUES|SET|UNION|LIMIT|ORDER BY|LISTEN|AND|IN)\\b");
@@ -78,9 +80,12 @@ final class SqlTextScanner {
             "releaseSql(Duration.ZERO)", "releaseSql(keepFor)", "notifyingRelease()",
             "dialect.blockThen(busyAt(request,dialect.blockClock()))", "busyAt(request,\"c.now\")", "busyAt(request,clock)", "busyAt(request,dialect.blockClock())",
             "conflicts.permitLimit(clock)", "dialect.blockClosing()", "dialect.pipelinedEnd()", "dialect.blockTimes()",
-            "lockRows(n)", "extendLeases(n,\"?\")", "plusMicros(now())",
-            "plusMicros(\"clock_timestamp()\")", "extendLeases.apply(\"renew_until\")",
-            "extendLeases.apply(\"(SELECT until FROM c)\")", "dialect.renewalTrip(lockRows(n),until->extendLeases(n,until))",
+            "plusMicros(now())", "plusMicros(\"clock_timestamp()\")", "lockRowsOfGrants(held,grantIds)",
+            "dialect.lockRowsOfGrants(tables.held(),grantIds)",
+            "dialect.extendRowsOfGrants(tables.held(),grantIds,\"?\",byId?\"?\":null)",
+            "extendRowsOfGrants(held,grantIds,\"renew_until\",\"renew_ids\")",
+            "extendRowsOfGrants(held,grantIds,\"(SELECT until FROM c)\",null)",
+            "dialect.renewalTrip(tables.held(),SqlDialect.placeholders(n))",
             "clock(now)", "dialect.schemaCreationLock()", "liveRowsOfGrant()");
 
     private record Token(String text, int line) {
@@ -116,9 +121,10 @@ final class SqlTextScanner {
                     && (!STATEMENT_METHODS.contains(t.text()) || i > 1 && tokens.get(i - 1).text().equals(".")
                             && STATEMENT_RECEIVERS.contains(tokens.get(i - 2).text()))) {
                 List<List<Token>> args = arguments(i + 1);
-                int index = SINKS.get(t.text());
-                if (args.size() > index) {
-                    checkExpression(args.get(index));
+                for (int index : SINKS.get(t.text())) {
+                    if (args.size() > index) {
+                        checkExpression(args.get(index));
+                    }
                 }
             }
             if (t.literal() && KEYWORD.matcher(t.text()).find()) {

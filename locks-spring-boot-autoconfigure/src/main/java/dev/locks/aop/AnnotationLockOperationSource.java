@@ -20,6 +20,7 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.context.expression.AnnotatedElementKey;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -72,7 +73,7 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     private final Set<Class<?>> checkedClasses = ConcurrentHashMap.newKeySet();
 
     /** The method each default singleton and semaphore name was given to, by kind and name. */
-    private final Map<String, Method> defaultNames = new ConcurrentHashMap<>();
+    private final Map<String, NamedMethod> defaultNames = new ConcurrentHashMap<>();
 
     private BeanFactory beanFactory;
 
@@ -98,12 +99,27 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
      */
     @Override
     public void afterSingletonsInstantiated() {
-        if (beanFactory != null
-                && beanFactory.getBeanProvider(LockService.class).getIfUnique() instanceof DefaultLockService service) {
+        if (createdLockService() instanceof DefaultLockService service) {
             Duration shortest = service.settings().shortestWatchedLease();
-            cache.values().forEach(operations -> operations.forEach(operation -> operation.checkLease(shortest)));
+            // set first: a bean created meanwhile on another thread is checked as it is read
             shortestLease = shortest;
+            cache.values().forEach(operations -> operations.forEach(operation -> operation.checkLease(shortest)));
         }
+    }
+
+    /**
+     * The application's lock service if it has been created: a lazy one is left alone (its leases
+     * are then checked at each call, as without this check), since creating it here would connect
+     * to the database during a start that was asked to be lazy.
+     */
+    private Object createdLockService() {
+        if (beanFactory instanceof ConfigurableListableBeanFactory factory) {
+            String[] names = factory.getBeanNamesForType(LockService.class, false, false);
+            if (names.length == 1 && factory.containsSingleton(names[0])) {
+                return factory.getBean(names[0]);
+            }
+        }
+        return null;
     }
 
     @Override
@@ -168,14 +184,14 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         if (singleton != null) {
             SingletonOperation operation = parser.parse(singleton);
             if (singleton.name().isBlank()) {
-                claimDefaultName(operation, operation.name(), specific);
+                claimDefaultName(operation, operation.name(), new NamedMethod(userClass, specific));
             }
             operations.add(operation);
         }
         if (semaphore != null) {
             SemaphoreOperation operation = parser.parse(semaphore);
             if (semaphore.name().isBlank()) {
-                claimDefaultName(operation, operation.name(), specific);
+                claimDefaultName(operation, operation.name(), new NamedMethod(userClass, specific));
             }
             operations.add(operation);
         }
@@ -193,18 +209,27 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         return List.copyOf(operations);
     }
 
+    /** A method as the default names see it: on the bean's class, which may inherit it. */
+    private record NamedMethod(Class<?> userClass, Method method) {
+
+        @Override
+        public String toString() {
+            return userClass.getName() + "." + method.getName() + "(" + Arrays.stream(method.getParameterTypes())
+                    .map(Class::getSimpleName).collect(Collectors.joining(", ")) + ")";
+        }
+    }
+
     /**
-     * A default name ({@code SimpleClassName.method}) belongs to one method: overloads, or classes of
-     * one simple name in different packages, would otherwise share a singleton or a semaphore without
-     * anyone asking for it. Beans of one class share it, since they run the same method.
+     * A default name ({@code SimpleClassName.method}) belongs to one method of one class: overloads,
+     * or classes of one simple name in different packages (inheriting one method or not), would
+     * otherwise share a singleton or a semaphore without anyone asking for it. Beans of one class
+     * share it, since they run the same method.
      */
-    private void claimDefaultName(LockOperation operation, String name, Method method) {
-        Method first = defaultNames.putIfAbsent(operation.getClass().getSimpleName() + " " + name, method);
+    private void claimDefaultName(LockOperation operation, String name, NamedMethod method) {
+        NamedMethod first = defaultNames.putIfAbsent(operation.getClass().getSimpleName() + " " + name, method);
         if (first != null && !first.equals(method)) {
             throw new InvalidLockAnnotationException(operation.describe() + ": its default name '" + name
-                    + "' is also that of " + first.getDeclaringClass().getName() + "." + first.getName() + "("
-                    + Arrays.stream(first.getParameterTypes()).map(Class::getSimpleName).collect(Collectors.joining(", "))
-                    + "), so the two would share one lock; set name on one of them");
+                    + "' is also that of " + first + ", so the two would share one lock; set name on one of them");
         }
     }
 

@@ -924,12 +924,7 @@ public class JdbcLockStore implements LockStore {
         return transactions.isolated("purge expired locks", connection -> {
             Instant now = dialect.currentTime(connection);
             int deleted;
-            // the double derived table lets MySQL accept a LIMIT in the sub-select. The sub-select reads
-            // before the DELETE waits for row locks, so the expiry is judged again on the locked row: a
-            // renewal that committed during that wait must keep its grant
-            try (PreparedStatement ps = connection.prepareStatement("DELETE FROM " + tables.held()
-                    + " WHERE id IN (SELECT id FROM (SELECT id FROM " + tables.held()
-                    + " WHERE expires_at <= ? ORDER BY id LIMIT 5000) expired) AND expires_at <= ?")) {
+            try (PreparedStatement ps = connection.prepareStatement(dialect.deleteExpired(tables.held()))) {
                 dialect.setTime(ps, 1, now);
                 dialect.setTime(ps, 2, now);
                 deleted = ps.executeUpdate();

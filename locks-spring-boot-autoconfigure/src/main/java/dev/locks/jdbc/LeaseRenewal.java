@@ -58,15 +58,7 @@ final class LeaseRenewal {
         Map<String, Instant> renewed = new HashMap<>();
         List<Grant> all = new ArrayList<>(grants);
         for (int from = 0; from < all.size(); from += CHUNK) {
-            List<Grant> chunk = joinedReleases.renewalStarting(all.subList(from, Math.min(all.size(), from + CHUNK)));
-            try {
-                if (!chunk.isEmpty()) {
-                    renewed.putAll(renewChunk(chunk, lease));
-                }
-            }
-            finally {
-                joinedReleases.renewalEnded(chunk);
-            }
+            renewed.putAll(renewChunk(all.subList(from, Math.min(all.size(), from + CHUNK)), lease));
         }
         return renewed;
     }
@@ -88,12 +80,10 @@ final class LeaseRenewal {
     }
 
     private Map<String, Instant> renewChunk(List<Grant> chunk, Duration lease) {
-        int n = slots(chunk.size());
-        String trip = dialect.renewalTrip(tables.held(), SqlDialect.placeholders(n));
-        if (trip != null) {
+        if (dialect.renewalTrip(tables.held(), SqlDialect.placeholders(slots(chunk.size()))) != null) {
             // null where the pool's connections are not in auto-commit, which the trip needs
             Map<String, Instant> renewed = transactions.inBlock("renew leases", connection ->
-                    renewInOneTrip(connection, trip, chunk, lease));
+                    whileRenewing(chunk, renewable -> renewInOneTrip(connection, renewable, lease)));
             if (renewed != null) {
                 return renewed;
             }
@@ -101,12 +91,37 @@ final class LeaseRenewal {
         // Renewals run in transactions at the grant transactions' isolation (READ COMMITTED on
         // MySQL/MariaDB: under the pool's REPEATABLE READ their range updates took gap locks that
         // blocked and deadlocked with concurrent grants, and under load leases lapsed while renewals waited)
-        return transactions.isolated("renew leases", connection -> renewInTransaction(connection, chunk, lease));
+        return transactions.isolated("renew leases", connection ->
+                whileRenewing(chunk, renewable -> renewInTransaction(connection, renewable, lease)));
     }
 
-    private Map<String, Instant> renewInOneTrip(Connection connection, String trip, List<Grant> chunk, Duration lease)
+    /** The renewal of some grants on a connection already held. */
+    @FunctionalInterface
+    private interface ChunkRenewal {
+
+        Map<String, Instant> renew(List<Grant> renewable) throws SQLException;
+    }
+
+    /**
+     * Renews the grants of {@code chunk} whose release has not joined a transaction still open,
+     * known to {@link JoinedReleases} as under renewal meanwhile. Called once the connection is
+     * held: a joined release waiting for this renewal holds a connection of the same pool, and
+     * must never wait for a renewal that waits for a connection.
+     */
+    private Map<String, Instant> whileRenewing(List<Grant> chunk, ChunkRenewal renewal) throws SQLException {
+        List<Grant> renewable = joinedReleases.renewalStarting(chunk);
+        try {
+            return renewable.isEmpty() ? Map.of() : renewal.renew(renewable);
+        }
+        finally {
+            joinedReleases.renewalEnded(renewable);
+        }
+    }
+
+    private Map<String, Instant> renewInOneTrip(Connection connection, List<Grant> chunk, Duration lease)
             throws SQLException {
         TripAnswer answer = new TripAnswer();
+        String trip = dialect.renewalTrip(tables.held(), SqlDialect.placeholders(slots(chunk.size())));
         try (PreparedStatement ps = connection.prepareStatement(trip)) {
             int i = bindIds(ps, 1, chunk);
             ps.setLong(i++, lease.toNanos() / 1000);
@@ -164,8 +179,9 @@ final class LeaseRenewal {
     }
 
     /**
-     * All of the chunk when every row was extended; otherwise the grants whose rows now last until
-     * {@code until} or later: those this renewal found alive.
+     * All of the chunk when every row was extended; otherwise the grants all of whose rows now last
+     * until {@code until} or later: those this renewal found alive. A grant with one row left short
+     * is not renewed, since the paths of that row would lapse while its handle believed them held.
      */
     private Map<String, Instant> renewedOf(Connection connection, List<Grant> chunk, int updated, Instant until)
             throws SQLException {
@@ -175,13 +191,18 @@ final class LeaseRenewal {
             chunk.forEach(g -> renewed.put(g.grantId(), until));
             return renewed;
         }
-        try (PreparedStatement ps = connection.prepareStatement("SELECT DISTINCT grant_id FROM " + tables.held()
-                + " WHERE grant_id IN (" + SqlDialect.placeholders(slots(chunk.size())) + ") AND expires_at >= ?")) {
+        Map<String, Integer> rows = new HashMap<>();
+        chunk.forEach(g -> rows.put(g.grantId(), g.rows()));
+        try (PreparedStatement ps = connection.prepareStatement("SELECT grant_id, COUNT(*) FROM " + tables.held()
+                + " WHERE grant_id IN (" + SqlDialect.placeholders(slots(chunk.size())) + ") AND expires_at >= ?"
+                + " GROUP BY grant_id")) {
             int i = bindIds(ps, 1, chunk);
             dialect.setTime(ps, i, until);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    renewed.put(rs.getString(1), until);
+                    if (rs.getInt(2) == rows.get(rs.getString(1))) {
+                        renewed.put(rs.getString(1), until);
+                    }
                 }
             }
         }

@@ -87,12 +87,15 @@ public class MariaDbDialect extends MySqlDialect {
                 + " ELSE SELECT NULL, NULL, grant_time, grant_released; END IF; COMMIT; END";
     }
 
-    // the derived table keeps the locked ids inside the block; its FOR UPDATE still locks every row
+    // The derived table keeps the locked ids inside the block; its FOR UPDATE still locks every row.
+    // JSON_ARRAYAGG is cut at group_concat_max_len (often 1024 bytes: about 90 ids), so that is lifted
+    // for the one statement.
     @Override
     String renewalTrip(String held, String grantIds) {
         return "BEGIN NOT ATOMIC DECLARE renew_ids LONGTEXT; DECLARE renew_until DATETIME(6);"
                 + " SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION;"
-                + " SELECT JSON_ARRAYAGG(id) INTO renew_ids FROM (" + lockRowsOfGrants(held, grantIds) + ") locked;"
+                + " SET STATEMENT group_concat_max_len = 4294967295 FOR SELECT JSON_ARRAYAGG(id) INTO renew_ids FROM ("
+                + lockRowsOfGrants(held, grantIds) + ") locked;"
                 + " SET renew_until = " + plusMicros(now()) + "; "
                 + extendRowsOfGrants(held, grantIds, "renew_until", "renew_ids") + ";"
                 + " SELECT ROW_COUNT(), renew_until; COMMIT; END";

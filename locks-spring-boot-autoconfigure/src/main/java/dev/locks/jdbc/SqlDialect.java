@@ -249,7 +249,8 @@ public abstract class SqlDialect {
     }
 
     /**
-     * Locks the held rows of some grants, in id order, and answers their ids.
+     * Locks the held rows of some grants and answers their ids; in id order where the database
+     * follows the {@code ORDER BY} (MySQL/MariaDB lock in the order of the grant index).
      *
      * @param held the held table
      * @param grantIds the placeholders of the grant ids, the statement's only parameters
@@ -277,6 +278,20 @@ public abstract class SqlDialect {
     /** @return true if {@link #extendRowsOfGrants} finds its rows by the ids that were locked */
     boolean extendsLockedRowsById() {
         return false;
+    }
+
+    /**
+     * Deletes up to 5,000 expired held rows, oldest first, passing over rows another transaction
+     * has locked. Those may be held until a caller's transaction ends, however long (a release that
+     * joined it), and the purge runs on the watchdog's thread: waiting for them would hold up every
+     * renewal of the node. A renewal under way keeps its rows the same way. The expiry is judged
+     * again on the locked row. Parameters: the time, twice.
+     *
+     * @param held the held table
+     */
+    String deleteExpired(String held) {
+        return "DELETE FROM " + held + " WHERE id IN (SELECT id FROM " + held
+                + " WHERE expires_at <= ? ORDER BY id LIMIT 5000 FOR UPDATE SKIP LOCKED) AND expires_at <= ?";
     }
 
     /**

@@ -141,6 +141,12 @@ abstract class WrongInputContract extends AnnotationContract {
     }
 
     @Test
+    void classesOfOneSimpleNameInheritingOneAnnotatedMethodFailTheStart() {
+        assertStartFails(SameSimpleNamesInheriting.class, "@ClusterSingleton on Job.run()", "its default name 'Job.run'",
+                "WrongInputContract$Reports$Job.run()");
+    }
+
+    @Test
     void twoBeansOfOneClassShareTheirDefaultNameAndStart() {
         assertThat(nodes.node("node-twins", Twins.class).getBeansOfType(Overloads.Single.class)).hasSize(2);
     }
@@ -253,7 +259,16 @@ abstract class WrongInputContract extends AnnotationContract {
         }
     }
 
+    public static class RunsOnce {
+        @ClusterSingleton
+        public void run() {
+        }
+    }
+
     static class Reports {
+        public static class Job extends RunsOnce {
+        }
+
         public static class Jobs {
             @Semaphore(max = 2)
             public void export() {
@@ -262,6 +277,9 @@ abstract class WrongInputContract extends AnnotationContract {
     }
 
     static class Invoices {
+        public static class Job extends RunsOnce {
+        }
+
         public static class Jobs {
             @Semaphore(max = 2)
             public void export() {
@@ -279,6 +297,19 @@ abstract class WrongInputContract extends AnnotationContract {
         @Bean
         Invoices.Jobs invoiceJobs() {
             return new Invoices.Jobs();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class SameSimpleNamesInheriting {
+        @Bean
+        Reports.Job reportJob() {
+            return new Reports.Job();
+        }
+
+        @Bean
+        Invoices.Job invoiceJob() {
+            return new Invoices.Job();
         }
     }
 

@@ -176,6 +176,29 @@ abstract class CallersTransactionContract extends LockServiceContract {
     }
 
     @Test
+    void thePurgeDoesNotWaitForRowsReleasedInACallersTransactionThatIsStillOpen() {
+        LockHandle lapsing = tryX("/purge/lapsing").orElseThrow();
+        LockHandle released = locks.tryAcquire(x("/purge/released").lease(Duration.ofMillis(600)).build()).orElseThrow();
+        LockHandle abandoned = locks.tryAcquire(x("/purge/abandoned").lease(Duration.ofMillis(600)).build()).orElseThrow();
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
+        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+
+        transaction.executeWithoutResult(status -> {
+            assertThat(released.release()).isTrue();
+            assertThat(lapsing.release()).isTrue();
+            // the released rows expire too while the transaction still holds them; the purge runs on
+            // the watchdog's thread, so waiting for them would hold up every renewal of the node
+            sleep(Duration.ofMillis(1000));
+            int purged = CompletableFuture.supplyAsync(() -> locks.store().purgeExpired())
+                    .orTimeout(5, TimeUnit.SECONDS).join();
+            assertThat(purged).as("rows purged while the transaction is open").isGreaterThanOrEqualTo(1);
+        });
+
+        assertThat(abandoned.isValid()).isFalse();
+        assertThat(locks.holders(tenant, "/purge")).isEmpty();
+    }
+
+    @Test
     void locksReleasedTogetherInACallersTransactionWhileTheirRenewalsRunNeverDeadlock() throws Exception {
         TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
         transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);

@@ -62,7 +62,7 @@ final class SqlTextScanner {
             Map.entry("notifying", List.of(0)), Map.entry("plusMicros", List.of(0)), Map.entry("prepare", List.of(1)),
             Map.entry("appendBranches", List.of(2)), Map.entry("renewalTrip", List.of(0, 1)),
             Map.entry("lockRowsOfGrants", List.of(0, 1)), Map.entry("extendRowsOfGrants", List.of(0, 1, 2, 3)),
-            Map.entry("blockThen", List.of(0)), Map.entry("permitLimit", List.of(0)), Map.entry("busyAt", List.of(1)));
+            Map.entry("deleteExpired", List.of(0)), Map.entry("blockThen", List.of(0)), Map.entry("permitLimit", List.of(0)), Map.entry("busyAt", List.of(1)));
 
     private static final Pattern KEYWORD = Pattern.compile(
             "\\b(SELECT|INSERT|UPDATE|DELETE|MERGE|WHERE|FROM|VALUES|SET|UNION|LIMIT|ORDER BY|LISTEN|AND|IN)\\b");
@@ -81,11 +81,12 @@ final class SqlTextScanner {
             "dialect.blockThen(busyAt(request,dialect.blockClock()))", "busyAt(request,\"c.now\")", "busyAt(request,clock)", "busyAt(request,dialect.blockClock())",
             "conflicts.permitLimit(clock)", "dialect.blockClosing()", "dialect.pipelinedEnd()", "dialect.blockTimes()",
             "plusMicros(now())", "plusMicros(\"clock_timestamp()\")", "lockRowsOfGrants(held,grantIds)",
+            "dialect.deleteExpired(tables.held())",
             "dialect.lockRowsOfGrants(tables.held(),grantIds)",
             "dialect.extendRowsOfGrants(tables.held(),grantIds,\"?\",byId?\"?\":null)",
             "extendRowsOfGrants(held,grantIds,\"renew_until\",\"renew_ids\")",
             "extendRowsOfGrants(held,grantIds,\"(SELECT until FROM c)\",null)",
-            "dialect.renewalTrip(tables.held(),SqlDialect.placeholders(n))",
+            "dialect.renewalTrip(tables.held(),SqlDialect.placeholders(slots(chunk.size())))",
             "clock(now)", "dialect.schemaCreationLock()", "liveRowsOfGrant()");
 
     private record Token(String text, int line) {

@@ -778,9 +778,10 @@ public class JdbcLockStore implements LockStore {
 
     /**
      * Inside a transaction on the lock tables' own DataSource, the release joins it: the work and the
-     * release commit together, and nobody can lock the data before the work is visible. If that
-     * transaction rolls back, or the joined release fails, the release is repeated on its own when
-     * the transaction ends. A transaction whose snapshot the release could not see past
+     * release commit together, and nobody can lock the data before the work is visible. The release
+     * is repeated on its own when the transaction ends, which frees the lock if the transaction
+     * rolled back, or a savepoint took the joined release back, or the joined release failed; after
+     * a plain commit it finds nothing. A transaction whose snapshot the release could not see past
      * ({@link SqlDialect#releasesInSnapshotTransactions}) is not joined: the release follows its end,
      * so the lock is still held until the work is visible.
      *
@@ -795,7 +796,7 @@ public class JdbcLockStore implements LockStore {
             boolean joins = dialect.releasesInSnapshotTransactions()
                     || isolationOf(connection) <= Connection.TRANSACTION_READ_COMMITTED;
             if (!joins) {
-                releaseWhenTheTransactionEnds(grant, keepFor, work, "after the caller's transaction", true);
+                releaseWhenTheTransactionEnds(grant, keepFor, work, "after the caller's transaction");
                 releasedAfter = true;
                 // the caller's snapshot may not see the grant; a connection of its own does
                 return transactions.autoCommit("look at a lock released after the caller's transaction",
@@ -803,15 +804,16 @@ public class JdbcLockStore implements LockStore {
             }
             keepRenewalsOffUntilTheTransactionEnds(grant);
             int rows = work.run(connection);
-            releaseWhenTheTransactionEnds(grant, keepFor, work, "after rollback", false);
+            // after a commit too: a rollback to a savepoint (a nested transaction) may have undone the
+            // joined release while the transaction went on to commit. Repeated, it finds nothing.
+            releaseWhenTheTransactionEnds(grant, keepFor, work, "after the caller's transaction");
             return rows > 0;
         }
         catch (SQLException | RuntimeException ex) {
             // whatever becomes of the caller's transaction, the lock must not wait for its lease, nor be
             // freed before the work it guards is committed: the release follows the transaction's end
             if (!releasedAfter) {
-                releaseWhenTheTransactionEnds(grant, keepFor, work, "after a release that failed in the caller's transaction",
-                        true);
+                releaseWhenTheTransactionEnds(grant, keepFor, work, "after a release that failed in the caller's transaction");
             }
             throw new ReleaseDeferredException("Lock store failed to release a lock in the caller's transaction: "
                     + ex.getMessage(), ex);
@@ -852,23 +854,21 @@ public class JdbcLockStore implements LockStore {
     }
 
     /**
-     * Releases on a connection of its own when the caller's transaction ends: always, or only if it
-     * did not commit (the joined release then committed with it). If that fails, the engine is told,
-     * and retries it: the transaction is over, so nothing it guarded is left uncommitted.
+     * Releases on a connection of its own when the caller's transaction ends, however it ended. If
+     * that fails, the engine is told, and retries it: the transaction is over, so nothing it
+     * guarded is left uncommitted.
      */
     private void releaseWhenTheTransactionEnds(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work,
-            String when, boolean always) {
+            String when) {
         TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
             @Override
             public void afterCompletion(int status) {
-                if (always || status != STATUS_COMMITTED) {
-                    try {
-                        transactions.autoCommit("release a lock " + when, work);
-                    }
-                    catch (RuntimeException ex) {
-                        log.debug("Could not release a lock {}: {}", when, ex.toString());
-                        takenOverReleaseFailure.accept(grant, keepFor);
-                    }
+                try {
+                    transactions.autoCommit("release a lock " + when, work);
+                }
+                catch (RuntimeException ex) {
+                    log.debug("Could not release a lock {}: {}", when, ex.toString());
+                    takenOverReleaseFailure.accept(grant, keepFor);
                 }
             }
         });

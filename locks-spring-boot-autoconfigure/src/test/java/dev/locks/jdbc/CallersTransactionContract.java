@@ -128,6 +128,29 @@ abstract class CallersTransactionContract extends LockServiceContract {
     }
 
     @Test
+    void aReleaseRolledBackToASavepointFreesTheLockWhenTheOuterTransactionCommits() {
+        JdbcLockService other = newNode("node-b");
+        DataSourceTransactionManager manager = new DataSourceTransactionManager(mainPool());
+        TransactionTemplate outer = new TransactionTemplate(manager);
+        outer.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+        TransactionTemplate nested = new TransactionTemplate(manager);
+        nested.setPropagationBehavior(TransactionDefinition.PROPAGATION_NESTED);
+        LockHandle h = tryX("/savepoint").orElseThrow();
+
+        outer.executeWithoutResult(status -> {
+            readOnTheTransactionsConnection();
+            nested.executeWithoutResult(inner -> {
+                assertThat(h.release()).isTrue();
+                // the work failed: back to the savepoint, which takes the joined release with it
+                inner.setRollbackOnly();
+            });
+        });
+
+        assertThat(other.tryAcquire(x("/savepoint").build())).as("free after the outer commit").isPresent().get()
+                .matches(LockHandle::release);
+    }
+
+    @Test
     void aRenewalDoesNotWaitForAGrantReleasedInACallersTransactionThatIsStillOpen() throws Exception {
         LockHandle kept = tryX("/renewing/kept").orElseThrow();
         LockHandle released = tryX("/renewing/released").orElseThrow();

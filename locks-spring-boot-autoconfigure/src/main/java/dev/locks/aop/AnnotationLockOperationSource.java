@@ -115,8 +115,9 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
     private Object createdLockService() {
         if (beanFactory instanceof ConfigurableListableBeanFactory factory) {
             String[] names = factory.getBeanNamesForType(LockService.class, false, false);
-            if (names.length == 1 && factory.containsSingleton(names[0])) {
-                return factory.getBean(names[0]);
+            if (names.length > 0 && Arrays.stream(names).allMatch(factory::containsSingleton)) {
+                // the one the interceptor calls: the only one, or the primary
+                return factory.getBeanProvider(LockService.class).getIfUnique();
             }
         }
         return null;

@@ -778,10 +778,9 @@ public class JdbcLockStore implements LockStore {
 
     /**
      * Inside a transaction on the lock tables' own DataSource, the release joins it: the work and the
-     * release commit together, and nobody can lock the data before the work is visible. The release
-     * is repeated on its own when the transaction ends, which frees the lock if the transaction
-     * rolled back, or a savepoint took the joined release back, or the joined release failed; after
-     * a plain commit it finds nothing. A transaction whose snapshot the release could not see past
+     * release commit together, and nobody can lock the data before the work is visible. It is run
+     * again just before the commit, in case a savepoint took it back, and on its own connection if
+     * the transaction rolls back or the joined release failed. A transaction whose snapshot the release could not see past
      * ({@link SqlDialect#releasesInSnapshotTransactions}) is not joined: the release follows its end,
      * so the lock is still held until the work is visible.
      *
@@ -796,7 +795,7 @@ public class JdbcLockStore implements LockStore {
             boolean joins = dialect.releasesInSnapshotTransactions()
                     || isolationOf(connection) <= Connection.TRANSACTION_READ_COMMITTED;
             if (!joins) {
-                releaseWhenTheTransactionEnds(grant, keepFor, work, "after the caller's transaction");
+                releaseWhenTheTransactionEnds(grant, keepFor, work, "after the caller's transaction", true);
                 releasedAfter = true;
                 // the caller's snapshot may not see the grant; a connection of its own does
                 return transactions.autoCommit("look at a lock released after the caller's transaction",
@@ -804,16 +803,16 @@ public class JdbcLockStore implements LockStore {
             }
             keepRenewalsOffUntilTheTransactionEnds(grant);
             int rows = work.run(connection);
-            // after a commit too: a rollback to a savepoint (a nested transaction) may have undone the
-            // joined release while the transaction went on to commit. Repeated, it finds nothing.
-            releaseWhenTheTransactionEnds(grant, keepFor, work, "after the caller's transaction");
+            repeatBeforeTheCommit(work);
+            releaseWhenTheTransactionEnds(grant, keepFor, work, "after rollback", false);
             return rows > 0;
         }
         catch (SQLException | RuntimeException ex) {
             // whatever becomes of the caller's transaction, the lock must not wait for its lease, nor be
             // freed before the work it guards is committed: the release follows the transaction's end
             if (!releasedAfter) {
-                releaseWhenTheTransactionEnds(grant, keepFor, work, "after a release that failed in the caller's transaction");
+                releaseWhenTheTransactionEnds(grant, keepFor, work, "after a release that failed in the caller's transaction",
+                        true);
             }
             throw new ReleaseDeferredException("Lock store failed to release a lock in the caller's transaction: "
                     + ex.getMessage(), ex);
@@ -854,21 +853,48 @@ public class JdbcLockStore implements LockStore {
     }
 
     /**
-     * Releases on a connection of its own when the caller's transaction ends, however it ended. If
-     * that fails, the engine is told, and retries it: the transaction is over, so nothing it
-     * guarded is left uncommitted.
+     * Runs a joined release again on the caller's connection just before the commit: a nested
+     * transaction rolled back to its savepoint takes the joined release with it while the outer
+     * one goes on to commit. Otherwise it finds nothing. Releases made while the commit is being
+     * prepared (the annotations') come after every savepoint and are not repeated.
+     */
+    private void repeatBeforeTheCommit(StoreTransactions.SqlWork<Integer> work) {
+        TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+            @Override
+            public void beforeCommit(boolean readOnly) {
+                Connection connection = DataSourceUtils.getConnection(transactions.dataSource());
+                try {
+                    work.run(connection);
+                }
+                catch (SQLException ex) {
+                    throw new ReleaseDeferredException("Lock store failed to release a lock in the caller's transaction: "
+                            + ex.getMessage(), ex);
+                }
+                finally {
+                    DataSourceUtils.releaseConnection(connection, transactions.dataSource());
+                }
+            }
+        });
+    }
+
+    /**
+     * Releases on a connection of its own when the caller's transaction ends: always, or only if it
+     * did not commit (the joined release then committed with it). If that fails, the engine is told,
+     * and retries it: the transaction is over, so nothing it guarded is left uncommitted.
      */
     private void releaseWhenTheTransactionEnds(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work,
-            String when) {
+            String when, boolean always) {
         TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
             @Override
             public void afterCompletion(int status) {
-                try {
-                    transactions.autoCommit("release a lock " + when, work);
-                }
-                catch (RuntimeException ex) {
-                    log.debug("Could not release a lock {}: {}", when, ex.toString());
-                    takenOverReleaseFailure.accept(grant, keepFor);
+                if (always || status != STATUS_COMMITTED) {
+                    try {
+                        transactions.autoCommit("release a lock " + when, work);
+                    }
+                    catch (RuntimeException ex) {
+                        log.debug("Could not release a lock {}: {}", when, ex.toString());
+                        takenOverReleaseFailure.accept(grant, keepFor);
+                    }
                 }
             }
         });

@@ -19,7 +19,9 @@ import dev.locks.store.Grant;
  * <p>
  * Only the node that holds a grant renews it, so keeping the two apart inside this JVM is enough:
  * a renewal leaves out the grants whose release has joined a transaction still open, and such a
- * release waits for a renewal already under way on its grant, whose locks are short.
+ * release waits for a renewal already under way on its grant until its statements are done (it
+ * may then wait a moment longer in the database for that renewal's commit, which follows at once:
+ * the renewal holds every lock it needs by then).
  */
 final class JoinedReleases {
 

@@ -1,6 +1,7 @@
 package dev.locks.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -32,6 +33,8 @@ class GroupConcatLimitTest {
             JdbcLockService.builder(pool).tablePrefix(prefix).createSchema(true).build().close();
             try (JdbcLockService locks = JdbcLockService.builder(pool).tablePrefix(prefix)
                     .settings(LockSettings.builder().nodeId("node-a").slowWaitLog(null).build()).build()) {
+                // MySQL has no such block: its renewal binds the ids from the client
+                assumeTrue(locks.store().dialect() instanceof MariaDbDialect, "a MariaDB server");
                 String[] paths = IntStream.range(0, 40).mapToObj(i -> "/many/" + i).toArray(String[]::new);
                 LockHandle held = locks.acquire(LockRequest.paths(paths).lease(Duration.ofSeconds(2)).build());
 

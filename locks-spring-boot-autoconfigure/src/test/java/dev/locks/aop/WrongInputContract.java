@@ -8,6 +8,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Flow;
 import java.util.concurrent.SubmissionPublisher;
 
+import javax.sql.DataSource;
+
 import jakarta.annotation.PostConstruct;
 
 import org.junit.jupiter.api.AfterAll;
@@ -21,12 +23,15 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Primary;
+import org.springframework.core.env.Environment;
 import org.springframework.scheduling.annotation.Async;
 
 import dev.locks.annotation.ClusterSingleton;
 import dev.locks.annotation.ClusterSingleton.OnBusy;
 import dev.locks.annotation.PathLocked;
 import dev.locks.annotation.Semaphore;
+import dev.locks.jdbc.JdbcLockService;
 
 /**
  * Annotations that cannot work fail the application's start, naming the annotation, the method,
@@ -149,6 +154,12 @@ abstract class WrongInputContract extends AnnotationContract {
     @Test
     void twoBeansOfOneClassShareTheirDefaultNameAndStart() {
         assertThat(nodes.node("node-twins", Twins.class).getBeansOfType(Overloads.Single.class)).hasSize(2);
+    }
+
+    @Test
+    void aLeaseThePrimaryLockServiceCannotKeepFailsTheStartBesideASecondService() {
+        assertStartFails(TwoLockServices.class, "@PathLocked on ShortLease.run(String)", "lease = 100ms",
+                "shorter than the 300ms");
     }
 
     @Test
@@ -310,6 +321,28 @@ abstract class WrongInputContract extends AnnotationContract {
         @Bean
         Invoices.Job invoiceJob() {
             return new Invoices.Job();
+        }
+    }
+
+    /** Two lock services, the annotations' the primary one. */
+    @Configuration(proxyBeanMethods = false)
+    static class TwoLockServices {
+        @Bean(destroyMethod = "close")
+        @Primary
+        JdbcLockService primaryLocks(DataSource dataSource, Environment environment) {
+            return JdbcLockService.builder(dataSource).tablePrefix(environment.getProperty("locks.jdbc.table-prefix"))
+                    .build();
+        }
+
+        @Bean(destroyMethod = "close")
+        JdbcLockService otherLocks(DataSource dataSource, Environment environment) {
+            return JdbcLockService.builder(dataSource).tablePrefix(environment.getProperty("locks.jdbc.table-prefix"))
+                    .build();
+        }
+
+        @Bean
+        ShortLease shortLease() {
+            return new ShortLease();
         }
     }
 

@@ -13,7 +13,6 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
-import java.util.stream.Collectors;
 
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
@@ -184,16 +183,12 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         List<LockOperation> operations = new ArrayList<>(3);
         if (singleton != null) {
             SingletonOperation operation = parser.parse(singleton);
-            if (singleton.name().isBlank()) {
-                claimDefaultName(operation, operation.name(), new NamedMethod(userClass, specific));
-            }
+            claimIfDefault(singleton.name(), operation, operation.name(), new NamedMethod(userClass, specific));
             operations.add(operation);
         }
         if (semaphore != null) {
             SemaphoreOperation operation = parser.parse(semaphore);
-            if (semaphore.name().isBlank()) {
-                claimDefaultName(operation, operation.name(), new NamedMethod(userClass, specific));
-            }
+            claimIfDefault(semaphore.name(), operation, operation.name(), new NamedMethod(userClass, specific));
             operations.add(operation);
         }
         if (paths != null) {
@@ -215,8 +210,7 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
 
         @Override
         public String toString() {
-            return userClass.getName() + "." + method.getName() + "(" + Arrays.stream(method.getParameterTypes())
-                    .map(Class::getSimpleName).collect(Collectors.joining(", ")) + ")";
+            return LockAnnotationParser.describe(userClass.getName(), method);
         }
     }
 
@@ -226,7 +220,10 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
      * otherwise share a singleton or a semaphore without anyone asking for it. Beans of one class
      * share it, since they run the same method.
      */
-    private void claimDefaultName(LockOperation operation, String name, NamedMethod method) {
+    private void claimIfDefault(String nameAttribute, LockOperation operation, String name, NamedMethod method) {
+        if (!nameAttribute.isBlank()) {
+            return;
+        }
         NamedMethod first = defaultNames.putIfAbsent(operation.getClass().getSimpleName() + " " + name, method);
         if (first != null && !first.equals(method)) {
             throw new InvalidLockAnnotationException(operation.describe() + ": its default name '" + name

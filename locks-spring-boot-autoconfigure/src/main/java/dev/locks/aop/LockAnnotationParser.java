@@ -33,7 +33,12 @@ final class LockAnnotationParser {
     LockAnnotationParser(Method method, Class<?> targetClass) {
         this.method = method;
         this.simpleClassName = ClassUtils.getUserClass(targetClass).getSimpleName();
-        this.description = simpleClassName + "." + method.getName() + "(" + Arrays.stream(method.getParameterTypes())
+        this.description = describe(simpleClassName, method);
+    }
+
+    /** @return {@code className.method(ParamType, ...)}, for messages */
+    static String describe(String className, Method method) {
+        return className + "." + method.getName() + "(" + Arrays.stream(method.getParameterTypes())
                 .map(Class::getSimpleName).collect(Collectors.joining(", ")) + ")";
     }
 

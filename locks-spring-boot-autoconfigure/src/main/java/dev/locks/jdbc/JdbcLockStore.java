@@ -778,42 +778,35 @@ public class JdbcLockStore implements LockStore {
 
     /**
      * Inside a transaction on the lock tables' own DataSource, the release joins it: the work and the
-     * release commit together, and nobody can lock the data before the work is visible. It is run
-     * again just before the commit, in case a savepoint took it back, and on its own connection if
-     * the transaction rolls back or the joined release failed. A transaction whose snapshot the release could not see past
-     * ({@link SqlDialect#releasesInSnapshotTransactions}) is not joined: the release follows its end,
-     * so the lock is still held until the work is visible.
+     * release commit together, and nobody can lock the data before the work is visible. A transaction
+     * whose snapshot the release could not see past ({@link SqlDialect#releasesInSnapshotTransactions})
+     * is not joined: the release follows its end, so the lock is still held until the work is visible.
+     * {@link ReleaseAtTransactionEnd} sees the release through the rest of the transaction.
      *
      * @return whether the grant was live: deleted by the joined release, or seen on a connection of
      *         its own for a release that follows the transaction
      */
     private boolean releaseWithCallersTransaction(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work) {
-        boolean releasedAfter = false;
+        // whatever becomes of the caller's transaction, the lock must not wait for its lease, nor be
+        // freed before the work it guards is committed
+        ReleaseAtTransactionEnd end = new ReleaseAtTransactionEnd(grant, keepFor, work);
+        TransactionSynchronizationManager.registerSynchronization(end);
         Connection connection = null;
         try {
             connection = DataSourceUtils.getConnection(transactions.dataSource());
             boolean joins = dialect.releasesInSnapshotTransactions()
                     || isolationOf(connection) <= Connection.TRANSACTION_READ_COMMITTED;
             if (!joins) {
-                releaseWhenTheTransactionEnds(grant, keepFor, work, "after the caller's transaction", true);
-                releasedAfter = true;
                 // the caller's snapshot may not see the grant; a connection of its own does
                 return transactions.autoCommit("look at a lock released after the caller's transaction",
                         c -> isLive(c, grant));
             }
-            keepRenewalsOffUntilTheTransactionEnds(grant);
+            joinedReleases.releaseJoining(grant);
             int rows = work.run(connection);
-            repeatBeforeTheCommit(work);
-            releaseWhenTheTransactionEnds(grant, keepFor, work, "after rollback", false);
+            end.joined = true;
             return rows > 0;
         }
         catch (SQLException | RuntimeException ex) {
-            // whatever becomes of the caller's transaction, the lock must not wait for its lease, nor be
-            // freed before the work it guards is committed: the release follows the transaction's end
-            if (!releasedAfter) {
-                releaseWhenTheTransactionEnds(grant, keepFor, work, "after a release that failed in the caller's transaction",
-                        true);
-            }
             throw new ReleaseDeferredException("Lock store failed to release a lock in the caller's transaction: "
                     + ex.getMessage(), ex);
         }
@@ -822,17 +815,6 @@ public class JdbcLockStore implements LockStore {
                 DataSourceUtils.releaseConnection(connection, transactions.dataSource());
             }
         }
-    }
-
-    /** See {@link JoinedReleases}: the joined release locks the grant's rows until the transaction ends. */
-    private void keepRenewalsOffUntilTheTransactionEnds(Grant grant) {
-        joinedReleases.releaseJoining(grant);
-        TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-            @Override
-            public void afterCompletion(int status) {
-                joinedReleases.transactionEnded(grant);
-            }
-        });
     }
 
     /**
@@ -853,51 +835,68 @@ public class JdbcLockStore implements LockStore {
     }
 
     /**
-     * Runs a joined release again on the caller's connection just before the commit: a nested
-     * transaction rolled back to its savepoint takes the joined release with it while the outer
-     * one goes on to commit. Otherwise it finds nothing. Releases made while the commit is being
-     * prepared (the annotations') come after every savepoint and are not repeated.
+     * One release through the rest of the caller's transaction:
+     * <ul>
+     * <li>while it has joined the transaction, renewals keep off the grant's rows ({@link JoinedReleases});</li>
+     * <li>just before the commit a joined release runs again on the caller's connection, since a
+     * nested transaction rolled back to its savepoint takes it back while the outer one goes on to
+     * commit (otherwise it finds nothing; releases made while the commit is prepared, the
+     * annotations', come after every savepoint);</li>
+     * <li>once the transaction has ended, a release that did not join, failed, or was rolled back
+     * runs on a connection of its own. If that fails, the engine is told and retries it: the
+     * transaction is over, so nothing it guarded is left uncommitted.</li>
+     * </ul>
      */
-    private void repeatBeforeTheCommit(StoreTransactions.SqlWork<Integer> work) {
-        TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-            @Override
-            public void beforeCommit(boolean readOnly) {
-                Connection connection = DataSourceUtils.getConnection(transactions.dataSource());
-                try {
-                    work.run(connection);
-                }
-                catch (SQLException ex) {
-                    throw new ReleaseDeferredException("Lock store failed to release a lock in the caller's transaction: "
-                            + ex.getMessage(), ex);
-                }
-                finally {
-                    DataSourceUtils.releaseConnection(connection, transactions.dataSource());
-                }
-            }
-        });
-    }
+    private final class ReleaseAtTransactionEnd implements TransactionSynchronization {
 
-    /**
-     * Releases on a connection of its own when the caller's transaction ends: always, or only if it
-     * did not commit (the joined release then committed with it). If that fails, the engine is told,
-     * and retries it: the transaction is over, so nothing it guarded is left uncommitted.
-     */
-    private void releaseWhenTheTransactionEnds(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work,
-            String when, boolean always) {
-        TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-            @Override
-            public void afterCompletion(int status) {
-                if (always || status != STATUS_COMMITTED) {
-                    try {
-                        transactions.autoCommit("release a lock " + when, work);
-                    }
-                    catch (RuntimeException ex) {
-                        log.debug("Could not release a lock {}: {}", when, ex.toString());
-                        takenOverReleaseFailure.accept(grant, keepFor);
-                    }
-                }
+        private final Grant grant;
+
+        private final Duration keepFor;
+
+        private final StoreTransactions.SqlWork<Integer> work;
+
+        /** Set once the release ran in the caller's transaction; only the caller's thread touches it. */
+        private boolean joined;
+
+        ReleaseAtTransactionEnd(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work) {
+            this.grant = grant;
+            this.keepFor = keepFor;
+            this.work = work;
+        }
+
+        @Override
+        public void beforeCommit(boolean readOnly) {
+            if (!joined) {
+                return;
             }
-        });
+            Connection connection = DataSourceUtils.getConnection(transactions.dataSource());
+            try {
+                work.run(connection);
+            }
+            catch (SQLException ex) {
+                throw new ReleaseDeferredException("Lock store failed to release a lock in the caller's transaction: "
+                        + ex.getMessage(), ex);
+            }
+            finally {
+                DataSourceUtils.releaseConnection(connection, transactions.dataSource());
+            }
+        }
+
+        @Override
+        public void afterCompletion(int status) {
+            joinedReleases.transactionEnded(grant);
+            if (joined && status == STATUS_COMMITTED) {
+                return;
+            }
+            String when = joined ? "after rollback" : "after the caller's transaction";
+            try {
+                transactions.autoCommit("release a lock " + when, work);
+            }
+            catch (RuntimeException ex) {
+                log.debug("Could not release a lock {}: {}", when, ex.toString());
+                takenOverReleaseFailure.accept(grant, keepFor);
+            }
+        }
     }
 
     private boolean isLive(Connection connection, Grant grant) throws SQLException {

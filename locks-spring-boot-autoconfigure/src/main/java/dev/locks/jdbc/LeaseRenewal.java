@@ -12,6 +12,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import dev.locks.store.Grant;
 
@@ -42,6 +43,9 @@ final class LeaseRenewal {
     private final StoreTransactions transactions;
 
     private final JoinedReleases joinedReleases;
+
+    /** The statements of each slot count, built at its first renewal rather than at every one. */
+    private final Map<Integer, Statements> statements = new ConcurrentHashMap<>();
 
     LeaseRenewal(SqlDialect dialect, LockTables tables, StoreTransactions transactions, JoinedReleases joinedReleases) {
         this.dialect = dialect;
@@ -79,8 +83,30 @@ final class LeaseRenewal {
         return Math.min(slots, CHUNK);
     }
 
+    /**
+     * A renewal's statements for one slot count.
+     *
+     * @param trip the renewal in one round trip, or null where the dialect has none
+     * @param lockRows the locking read of the rows
+     * @param extendRows the {@code UPDATE} that extends them
+     * @param renewedRows how many rows of each grant now last until a given time
+     */
+    private record Statements(String trip, String lockRows, String extendRows, String renewedRows) {
+    }
+
+    private Statements statementsFor(List<Grant> chunk) {
+        return statements.computeIfAbsent(slots(chunk.size()), n -> {
+            String grantIds = SqlDialect.placeholders(n);
+            return new Statements(dialect.renewalTrip(tables.held(), grantIds),
+                    dialect.lockRowsOfGrants(tables.held(), grantIds),
+                    dialect.extendRowsOfGrants(tables.held(), grantIds, "?", dialect.extendsLockedRowsById() ? "?" : null),
+                    "SELECT grant_id, COUNT(*) FROM " + tables.held() + " WHERE grant_id IN (" + grantIds
+                            + ") AND expires_at >= ? GROUP BY grant_id");
+        });
+    }
+
     private Map<String, Instant> renewChunk(List<Grant> chunk, Duration lease) {
-        if (dialect.renewalTrip(tables.held(), SqlDialect.placeholders(slots(chunk.size()))) != null) {
+        if (statementsFor(chunk).trip() != null) {
             // null where the pool's connections are not in auto-commit, which the trip needs
             Map<String, Instant> renewed = transactions.inBlock("renew leases", connection ->
                     whileRenewing(chunk, renewable -> renewInOneTrip(connection, renewable, lease)));
@@ -121,8 +147,7 @@ final class LeaseRenewal {
     private Map<String, Instant> renewInOneTrip(Connection connection, List<Grant> chunk, Duration lease)
             throws SQLException {
         TripAnswer answer = new TripAnswer();
-        String trip = dialect.renewalTrip(tables.held(), SqlDialect.placeholders(slots(chunk.size())));
-        try (PreparedStatement ps = connection.prepareStatement(trip)) {
+        try (PreparedStatement ps = connection.prepareStatement(statementsFor(chunk).trip())) {
             int i = bindIds(ps, 1, chunk);
             ps.setLong(i++, lease.toNanos() / 1000);
             bindIds(ps, i, chunk);
@@ -150,10 +175,9 @@ final class LeaseRenewal {
 
     private Map<String, Instant> renewInTransaction(Connection connection, List<Grant> chunk, Duration lease)
             throws SQLException {
-        int n = slots(chunk.size());
-        String grantIds = SqlDialect.placeholders(n);
+        Statements sql = statementsFor(chunk);
         List<Long> locked = new ArrayList<>();
-        try (PreparedStatement ps = connection.prepareStatement(dialect.lockRowsOfGrants(tables.held(), grantIds))) {
+        try (PreparedStatement ps = connection.prepareStatement(sql.lockRows())) {
             bindIds(ps, 1, chunk);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -163,12 +187,10 @@ final class LeaseRenewal {
         }
         Instant now = dialect.currentTime(connection).truncatedTo(ChronoUnit.MICROS);
         Instant until = now.plus(lease).truncatedTo(ChronoUnit.MICROS);
-        boolean byId = dialect.extendsLockedRowsById();
         int updated;
-        try (PreparedStatement ps = connection.prepareStatement(
-                dialect.extendRowsOfGrants(tables.held(), grantIds, "?", byId ? "?" : null))) {
+        try (PreparedStatement ps = connection.prepareStatement(sql.extendRows())) {
             int i = 1;
-            if (byId) {
+            if (dialect.extendsLockedRowsById()) {
                 ps.setString(i++, locked.toString());
             }
             dialect.setTime(ps, i++, until);
@@ -193,9 +215,7 @@ final class LeaseRenewal {
         }
         Map<String, Integer> rows = new HashMap<>();
         chunk.forEach(g -> rows.put(g.grantId(), g.rows()));
-        try (PreparedStatement ps = connection.prepareStatement("SELECT grant_id, COUNT(*) FROM " + tables.held()
-                + " WHERE grant_id IN (" + SqlDialect.placeholders(slots(chunk.size())) + ") AND expires_at >= ?"
-                + " GROUP BY grant_id")) {
+        try (PreparedStatement ps = connection.prepareStatement(statementsFor(chunk).renewedRows())) {
             int i = bindIds(ps, 1, chunk);
             dialect.setTime(ps, i, until);
             try (ResultSet rs = ps.executeQuery()) {

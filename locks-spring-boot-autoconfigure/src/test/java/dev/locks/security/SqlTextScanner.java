@@ -82,11 +82,12 @@ final class SqlTextScanner {
             "conflicts.permitLimit(clock)", "dialect.blockClosing()", "dialect.pipelinedEnd()", "dialect.blockTimes()",
             "plusMicros(now())", "plusMicros(\"clock_timestamp()\")", "lockRowsOfGrants(held,grantIds)",
             "dialect.deleteExpired(tables.held())",
-            "dialect.lockRowsOfGrants(tables.held(),grantIds)",
-            "dialect.extendRowsOfGrants(tables.held(),grantIds,\"?\",byId?\"?\":null)",
+            // the renewal's statements, built (and checked here) in LeaseRenewal.statementsFor
+            "statementsFor(chunk)", "statementsFor(chunk).trip()", "statementsFor(chunk).renewedRows()", "sql.lockRows()",
+            "sql.extendRows()",
             "extendRowsOfGrants(held,grantIds,\"renew_until\",\"renew_ids\")",
             "extendRowsOfGrants(held,grantIds,\"(SELECT until FROM c)\",null)",
-            "dialect.renewalTrip(tables.held(),SqlDialect.placeholders(slots(chunk.size())))",
+
             "clock(now)", "dialect.schemaCreationLock()", "liveRowsOfGrant()");
 
     private record Token(String text, int line) {

@@ -40,6 +40,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(DefaultLockService.class);
 
+    private static final long SHUTDOWN_POLL_MILLIS = 20;
+
     private final LockStore store;
 
     private final LockSettings settings;
@@ -49,6 +51,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
     private final LocalWakeups wakeups = new LocalWakeups();
 
     private final Set<GrantedLock> live = ConcurrentHashMap.newKeySet();
+
+    /** Set by {@link #close()}: new requests are refused, since nothing would renew or release them. */
+    private volatile boolean closed;
 
     private final AtomicInteger waiting = new AtomicInteger();
 
@@ -310,6 +315,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
     private Optional<LockHandle> grant(LockRequest request, String tenant, List<LockPath> paths, Duration wait,
             LockScope scope, boolean failWhenBusy) {
+        if (closed) {
+            throw new LockUnavailableException("Could not acquire " + target(request, tenant, paths)
+                    + ": the lock service is closed", null);
+        }
         Duration lease = request.lease() != null ? request.lease() : settings.defaultLease();
         String owner = scope != null ? scope.owner() : OwnerTokens.next();
         GrantRequest grantRequest = new GrantRequest(request.kind(), tenant, paths, request.mode(), lease,
@@ -826,16 +835,32 @@ public class DefaultLockService implements LockService, AutoCloseable {
     }
 
     /**
-     * Stops the watchdog and the purge, then releases every grant this service still holds, so that
-     * other nodes need not wait for the leases to run out.
+     * Refuses new locks, waits up to {@link LockSettings#shutdownWait()} for the work under the
+     * watchdog (annotated methods, {@code call}, Quartz's running locks) to end, renewing its leases
+     * meanwhile, then stops the watchdog and the purge and releases every other grant this service
+     * still holds, so that other nodes need not wait for those leases to run out.
+     * <p>
+     * Locks of watched work that is still running are not released but left to their leases: the
+     * work may go on while the context closes (Quartz does not wait for its jobs by default, a
+     * request may outlast the graceful shutdown), and a release would let another node start the
+     * same work beside it.
      */
     @Override
     public void close() {
+        closed = true;
         if (purging != null) {
             purging.cancel(false);
         }
+        awaitWatchedWork();
+        Set<GrantedLock> stillWorking = renewer.watched();
         renewer.close();
         for (GrantedLock handle : List.copyOf(live)) {
+            if (stillWorking.contains(handle) && handle.isHeld()) {
+                log.warn("On shutdown, {} was still held by work that had not ended after {} ms; not releasing it"
+                        + " while that work may still run: its lease frees it", handle.describe(),
+                        settings.shutdownWait().toMillis());
+                continue;
+            }
             try {
                 handle.release();
             }
@@ -847,6 +872,20 @@ public class DefaultLockService implements LockService, AutoCloseable {
         store.close();
         if (ownScheduler != null) {
             ownScheduler.shutdown();
+        }
+    }
+
+    private void awaitWatchedWork() {
+        long deadline = System.nanoTime() + settings.shutdownWait().toNanos();
+        // a short poll: shutdown is rare, and a condition signalled by every release would cost each one
+        while (renewer.size() > 0 && System.nanoTime() - deadline < 0) {
+            try {
+                Thread.sleep(SHUTDOWN_POLL_MILLIS);
+            }
+            catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+                return;
+            }
         }
     }
 }

@@ -56,6 +56,11 @@ final class LeaseRenewer implements AutoCloseable {
         return handles.size();
     }
 
+    /** @return the handles watched now, a copy */
+    Set<GrantedLock> watched() {
+        return Set.copyOf(handles);
+    }
+
     /** One round: renews every handle due now or within the next tick, grouped by lease. */
     void renewDue() {
         try {

@@ -50,6 +50,8 @@ public final class LockSettings {
 
     private final int maxPollsPerSecond;
 
+    private final Duration shutdownWait;
+
     private LockSettings(Builder b) {
         this.nodeId = b.nodeId != null ? b.nodeId : defaultNodeId();
         this.defaultTenant = PathNormalizer.checkName("default tenant", b.defaultTenant, 190);
@@ -100,6 +102,7 @@ public final class LockSettings {
             throw new InvalidLockSettingException("maxPollsPerSecond", "must be positive, was " + b.maxPollsPerSecond);
         }
         this.maxPollsPerSecond = b.maxPollsPerSecond;
+        this.shutdownWait = notNegative("shutdownWait", b.shutdownWait);
     }
 
     private static Duration notNegative(String what, Duration d) {
@@ -241,6 +244,14 @@ public final class LockSettings {
         return maxPollsPerSecond;
     }
 
+    /**
+     * @return how long closing the service waits for work under the watchdog (annotated methods,
+     *         {@code call}, Quartz's running locks) to release its locks, renewing them meanwhile
+     */
+    public Duration shutdownWait() {
+        return shutdownWait;
+    }
+
     /** @return listeners told about lost leases and other events */
     public List<LockListener> listeners() {
         return listeners;
@@ -286,6 +297,8 @@ public final class LockSettings {
         private Duration deadlockCheckInterval = Duration.ofMillis(500);
 
         private Duration notifiedPollInterval = Duration.ofMillis(100);
+
+        private Duration shutdownWait = Duration.ofSeconds(10);
 
         private int maxPollsPerSecond = 500;
 
@@ -401,6 +414,16 @@ public final class LockSettings {
         /** @param threshold wait after which holders are logged; null or zero for never @return this builder */
         public Builder slowWaitLog(Duration threshold) {
             this.slowWaitLog = threshold;
+            return this;
+        }
+
+        /**
+         * @param wait how long closing the service waits for watched work to release its locks; zero
+         *             to leave such locks to their leases at once, not negative
+         * @return this builder
+         */
+        public Builder shutdownWait(Duration wait) {
+            this.shutdownWait = wait;
             return this;
         }
 

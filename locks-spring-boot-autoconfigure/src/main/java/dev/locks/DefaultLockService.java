@@ -646,6 +646,21 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
     /** Called once per handle when it is released; returns whether the store still had it. */
     boolean released(GrantedLock handle) {
+        // work cancelled with Future.cancel(true) releases in its finally block, interrupted: a pool
+        // with no idle connection refuses such a thread at once (HikariCP does), and the lock would
+        // wait for the background retry while the waiter claimed for a hand-off woke with nothing
+        boolean interrupted = Thread.interrupted();
+        try {
+            return releaseNow(handle);
+        }
+        finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private boolean releaseNow(GrantedLock handle) {
         renewer.unregister(handle);
         live.remove(handle);
         Duration keep = handle.request().lockAtLeastFor();

@@ -30,8 +30,18 @@ final class LocalWakeups {
      */
     Waiter register(GrantRequest queued) {
         Waiter waiter = new Waiter(scopeKey(queued.kind(), queued.tenant()), queued);
-        waitersByScope.computeIfAbsent(waiter.scope, k -> ConcurrentHashMap.newKeySet()).add(waiter);
+        // compute, like the removal in close(): an add cannot land in a set that is being dropped
+        waitersByScope.compute(waiter.scope, (scope, waiters) -> {
+            Set<Waiter> set = waiters != null ? waiters : ConcurrentHashMap.newKeySet();
+            set.add(waiter);
+            return set;
+        });
         return waiter;
+    }
+
+    /** @return how many (kind, tenant) scopes have waiters now */
+    int scopeCount() {
+        return waitersByScope.size();
     }
 
     /**
@@ -397,10 +407,11 @@ final class LocalWakeups {
                 state = State.GONE;
                 // read under the lock that tell() takes: no tell can land after this
                 toldAndUntried = overlappingRelease;
-                Set<Waiter> waiters = waitersByScope.get(scope);
-                if (waiters != null) {
+                // a tenant per customer would otherwise leave an empty set behind for each one that ever waited
+                waitersByScope.computeIfPresent(scope, (key, waiters) -> {
                     waiters.remove(this);
-                }
+                    return waiters.isEmpty() ? null : waiters;
+                });
             }
             if (toldAndUntried && queued.kind() != LockKind.PATH) {
                 // told of a freed place it did not try for (a hand-off or its own grant came first):

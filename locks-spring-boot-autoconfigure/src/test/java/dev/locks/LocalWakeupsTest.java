@@ -316,6 +316,18 @@ class LocalWakeupsTest {
     }
 
     @Test
+    void aTenantWhoseLastWaiterLeftIsForgotten() {
+        LocalWakeups.Waiter first = wakeups.register(queued("/a", 1));
+        LocalWakeups.Waiter second = wakeups.register(queued("/b", 2));
+
+        first.close();
+        assertThat(wakeups.scopeCount()).isEqualTo(1);
+        second.close();
+
+        assertThat(wakeups.scopeCount()).isZero();
+    }
+
+    @Test
     void aPermitFreedWhileTheFirstWaiterLeavesReachesTheNextEveryTime() throws Exception {
         // the release and the leaving race: the tell lands on the leaver before it closes (and is passed
         // on) or skips it, never on a waiter already gone

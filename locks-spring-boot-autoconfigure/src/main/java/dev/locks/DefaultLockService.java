@@ -367,6 +367,25 @@ public class DefaultLockService implements LockService, AutoCloseable {
         }
     }
 
+    /**
+     * Asks the store for a grant. If that fails, the grant may still have committed with only its
+     * answer lost; its request id is never used again, so the background retries release it by that
+     * id: a grant nobody holds would otherwise keep everyone out until its lease ends (and a waiter
+     * for a one-permit semaphore would wait for itself).
+     */
+    private GrantResult tryGrant(LockRequest request, GrantRequest grantRequest) {
+        try {
+            return store.tryGrant(grantRequest);
+        }
+        catch (RuntimeException ex) {
+            releaseRetries.addUncertain(new Grant(grantRequest.grantId(), grantRequest.owner(), 0,
+                    grantRequest.paths().size(), null), target(request, grantRequest.tenant(), grantRequest.paths()),
+                    () -> wakeups.released(grantRequest.kind(), grantRequest.tenant(), grantRequest.paths(),
+                            LocalWakeups.Release.FREED));
+            throw ex;
+        }
+    }
+
     /** One acquisition: a first try, then polls with backoff and local wake-ups until the wait ends. */
     private final class Attempt {
 
@@ -382,7 +401,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
         GrantResult run(LockRequest request, GrantRequest grantRequest, Duration wait) {
             sent = System.nanoTime();
-            GrantResult result = store.tryGrant(grantRequest);
+            GrantResult result = tryGrant(request, grantRequest);
             if (result.grant() != null || wait.isZero()) {
                 return result;
             }
@@ -467,7 +486,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                         continue;
                     }
                     sent = System.nanoTime();
-                    result = store.tryGrant(queued);
+                    result = tryGrant(request, queued);
                     if (result.grant() != null) {
                         granted = true;
                         return result;

@@ -95,6 +95,18 @@ final class ReleaseRetries implements AutoCloseable {
                 "the lock with token " + grant.fencingToken() + " granted to a waiter that had left", null, released));
     }
 
+    /**
+     * Takes the grant of a request whose grant failed: its commit may have gone through with only the
+     * answer lost (a connection reset after the commit). Nobody holds a handle to such a grant, so
+     * nothing else would free it before its lease ends. If the grant never happened, the first
+     * retry the store answers releases nothing, and that is the end of it.
+     *
+     * @param released what to do once it succeeded (the waiters of this JVM on its paths hear of it)
+     */
+    void addUncertain(Grant grant, String what, Runnable released) {
+        queue(new Pending(grant, Duration.ZERO, "a grant of " + what + " whose outcome was not known", null, released));
+    }
+
     /** @return false if the release was refused and the lease is left to free the lock */
     private boolean queue(Pending release) {
         if (closed) {
@@ -148,8 +160,9 @@ final class ReleaseRetries implements AutoCloseable {
                 log.debug("Gave up releasing {}: its lease has run out", release.description());
                 continue;
             }
+            boolean freed;
             try {
-                store.release(release.grant(), release.keep());
+                freed = store.release(release.grant(), release.keep());
             }
             catch (RuntimeException ex) {
                 if (drained) {
@@ -163,7 +176,13 @@ final class ReleaseRetries implements AutoCloseable {
                 }
                 return;
             }
-            log.info("Released {} on retry", release.description());
+            if (freed || release.handle() != null) {
+                log.info("Released {} on retry", release.description());
+            }
+            else {
+                // the usual end for a grant whose outcome was not known: it never happened
+                log.debug("Nothing was left to release of {}", release.description());
+            }
             release.released().run();
         }
     }

@@ -291,7 +291,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 () -> target(request, tenant, paths));
         LockScope scope = LockScope.enter();
         try {
-            LockScope.Coverage coverage = scope.cover(request.kind(), tenant, paths, request.mode());
+            LockScope.Coverage coverage = scope.cover(request.kind(), tenant, paths, request.mode(), request.permits());
             if (coverage.missing().isEmpty()) {
                 return Optional.of(new NestedLock(request, null, coverage.enclosing(), scope));
             }
@@ -607,7 +607,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
         GrantedLock handle = new GrantedLock(this, request, tenant, paths, lease, scope, grant, sent);
         live.add(handle);
         if (scope != null) {
-            scope.add(request.kind(), tenant, paths, request.mode(), handle);
+            scope.add(request.kind(), tenant, paths, request.mode(), request.permits(), handle);
             renewer.register(handle);
         }
         return handle;

@@ -42,11 +42,11 @@ final class LockScope {
      * What the scope already holds of {@code paths} in an equal or stronger mode, judged once: the
      * paths it does not cover, and the distinct handles that cover the others.
      */
-    synchronized Coverage cover(LockKind kind, String tenant, List<LockPath> paths, LockMode mode) {
+    synchronized Coverage cover(LockKind kind, String tenant, List<LockPath> paths, LockMode mode, int permits) {
         List<LockPath> missing = new ArrayList<>();
         List<LockHandle> enclosing = new ArrayList<>();
         for (LockPath path : paths) {
-            LockHandle handle = covering(kind, tenant, path, mode);
+            LockHandle handle = covering(kind, tenant, path, mode, permits);
             if (handle == null) {
                 missing.add(path);
             }
@@ -57,10 +57,18 @@ final class LockScope {
         return new Coverage(List.copyOf(missing), List.copyOf(enclosing));
     }
 
-    private LockHandle covering(LockKind kind, String tenant, LockPath path, LockMode mode) {
+    private LockHandle covering(LockKind kind, String tenant, LockPath path, LockMode mode, int permits) {
         for (Entry e : entries) {
             if (e.kind == kind && e.tenant.equals(tenant) && e.mode.covers(mode)
                     && (e.path.equals(path) || e.path.isAncestorOf(path)) && e.handle.isValid()) {
+                if (kind == LockKind.SEMAPHORE && permits < e.permits) {
+                    // the permit was counted against the larger max: re-entering would let this caller
+                    // run with more company than its own max allows, and a second permit of one owner
+                    // would only wait for the first
+                    throw new IllegalArgumentException("Semaphore '" + path.value() + "' in tenant '" + tenant
+                            + "' is held in this scope with max " + e.permits + "; a nested request with max " + permits
+                            + " cannot re-enter it. Give one semaphore name the same max everywhere");
+                }
                 return e.handle;
             }
         }
@@ -81,9 +89,10 @@ final class LockScope {
         return !entries.isEmpty();
     }
 
-    synchronized void add(LockKind kind, String tenant, List<LockPath> paths, LockMode mode, LockHandle handle) {
+    synchronized void add(LockKind kind, String tenant, List<LockPath> paths, LockMode mode, int permits,
+            LockHandle handle) {
         for (LockPath path : paths) {
-            entries.add(new Entry(kind, tenant, path, mode, handle));
+            entries.add(new Entry(kind, tenant, path, mode, permits, handle));
         }
     }
 
@@ -96,6 +105,6 @@ final class LockScope {
         }
     }
 
-    private record Entry(LockKind kind, String tenant, LockPath path, LockMode mode, LockHandle handle) {
+    private record Entry(LockKind kind, String tenant, LockPath path, LockMode mode, int permits, LockHandle handle) {
     }
 }

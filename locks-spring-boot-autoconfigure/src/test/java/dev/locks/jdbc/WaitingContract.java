@@ -12,6 +12,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.Test;
 
 import dev.locks.LockHandle;
+import dev.locks.LockKind;
 import dev.locks.LockLostException;
 import dev.locks.LockRequest;
 import dev.locks.LockSettings;
@@ -183,6 +184,25 @@ abstract class WaitingContract extends LockServiceContract {
             assertThat(locks.holders(tenant, "/outer")).hasSize(1);
         });
         assertThat(locks.holders(tenant, "/outer")).isEmpty();
+    }
+
+    @Test
+    void aNestedSemaphoreRequestWithASmallerMaxThanThePermitHeldIsRefused() {
+        locks.run(LockRequest.semaphore("exports", 10).tenant(tenant).build(),
+                () -> assertThatThrownBy(() -> locks.tryEnter(LockRequest.semaphore("exports", 2).tenant(tenant).build()))
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("Semaphore 'exports'")
+                        .hasMessageContaining("max 10")
+                        .hasMessageContaining("max 2"));
+    }
+
+    @Test
+    void aNestedSemaphoreRequestWithTheSameOrALargerMaxReentersThePermitHeld() {
+        locks.run(LockRequest.semaphore("exports", 2).tenant(tenant).build(), () -> {
+            LockHandle again = locks.enter(LockRequest.semaphore("exports", 10).tenant(tenant).build());
+            assertThat(locks.holders(LockKind.SEMAPHORE, tenant, "exports")).hasSize(1);
+            again.release();
+        });
     }
 
     @Test

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -865,7 +866,33 @@ public class DefaultLockService implements LockService, AutoCloseable {
         for (String key : request.keys()) {
             paths.add(settings.pathNormalizer().normalize(key));
         }
-        return LockPath.merge(paths);
+        List<LockPath> merged = LockPath.merge(paths);
+        checkSize(merged);
+        return merged;
+    }
+
+    /**
+     * Refuses a request whose paths together are too large for one conflict check on every database:
+     * the store would fail it as if the database were down.
+     */
+    private static void checkSize(List<LockPath> paths) {
+        Set<LockPath> covered = new HashSet<>();
+        long characters = 0;
+        for (LockPath path : paths) {
+            covered.add(path);
+            covered.addAll(path.ancestors());
+            characters += path.value().length();
+        }
+        if (covered.size() > LockSettings.MOST_KEYS_PER_REQUEST) {
+            throw new IllegalArgumentException("A lock request may cover at most " + LockSettings.MOST_KEYS_PER_REQUEST
+                    + " paths and ancestors together, this one covers " + covered.size() + " (" + paths.size()
+                    + " paths): lock a common ancestor instead");
+        }
+        if (characters > LockSettings.MOST_CHARACTERS_PER_REQUEST) {
+            throw new IllegalArgumentException("The paths of a lock request may have at most "
+                    + LockSettings.MOST_CHARACTERS_PER_REQUEST + " characters together, this one's have " + characters
+                    + " (" + paths.size() + " paths): lock a common ancestor instead");
+        }
     }
 
     /**

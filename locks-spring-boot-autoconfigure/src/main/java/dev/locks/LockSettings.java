@@ -36,6 +36,26 @@ public final class LockSettings {
 
     private final int maxPathsPerRequest;
 
+    /**
+     * The most paths one request may name. A request's conflict check reads each path's subtree in a
+     * branch of its own, twice: H2's parser recurses once per branch (700 short paths overflowed a
+     * thread's stack), and each branch adds parameters (PostgreSQL takes at most 65,535).
+     */
+    public static final int MOST_PATHS_PER_REQUEST = 256;
+
+    /**
+     * The most paths and ancestors one request may cover together: each is a key in the conflict
+     * check and a node row, so deep paths cost what many paths do.
+     */
+    public static final int MOST_KEYS_PER_REQUEST = 4096;
+
+    /**
+     * The most characters all paths of one request may have together: each is sent several times
+     * (its row and its subtree bounds, for grants and waiters), and MySQL's packets are capped
+     * ({@code max_allowed_packet}, 16 MB by default on MariaDB).
+     */
+    public static final int MOST_CHARACTERS_PER_REQUEST = 262_144;
+
     private final Duration purgeInterval;
 
     private final Duration slowWaitLog;
@@ -284,7 +304,7 @@ public final class LockSettings {
 
         private int maxPathLength = PathNormalizer.DEFAULT_MAX_LENGTH;
 
-        private int maxPathsPerRequest = 1000;
+        private int maxPathsPerRequest = MOST_PATHS_PER_REQUEST;
 
         private Duration purgeInterval = Duration.ofMinutes(1);
 
@@ -396,10 +416,12 @@ public final class LockSettings {
             return this;
         }
 
-        /** @param max most paths per request @return this builder */
+        /** @param max most paths per request, 1 to {@value LockSettings#MOST_PATHS_PER_REQUEST} @return this builder */
         public Builder maxPathsPerRequest(int max) {
-            if (max < 1) {
-                throw new InvalidLockSettingException("maxPathsPerRequest", "must be positive, was " + max);
+            if (max < 1 || max > MOST_PATHS_PER_REQUEST) {
+                // more would fail in the store as if the database were down (see MOST_PATHS_PER_REQUEST)
+                throw new InvalidLockSettingException("maxPathsPerRequest", "must be between 1 and "
+                        + MOST_PATHS_PER_REQUEST + ", was " + max);
             }
             this.maxPathsPerRequest = max;
             return this;

@@ -6,7 +6,10 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 
 import dev.locks.LockHolder;
 import dev.locks.LockKind;
@@ -124,10 +127,7 @@ final class PathConflictQuery {
      */
     void appendBranches(StringBuilder sql, boolean holderColumns, String clock, LockKind kind, List<LockPath> paths,
             String exceptOwner, boolean onlyExclusive, long waitersBefore) {
-        int keys = 0;
-        for (LockPath path : paths) {
-            keys += 1 + path.ancestors().size();
-        }
+        int keys = keyPaths(paths).size();
         String filter = " AND expires_at > " + clock + (exceptOwner != null ? " AND owner_token <> ?" : "")
                 + (onlyExclusive ? " AND lock_mode = 'X'" : "");
         boolean first = true;
@@ -159,11 +159,8 @@ final class PathConflictQuery {
     int bind(PreparedStatement ps, int index, LockKind kind, String tenant, List<LockPath> paths, Instant now,
             String exceptOwner, long waitersBefore) throws SQLException {
         List<byte[]> keys = new ArrayList<>();
-        for (LockPath path : paths) {
+        for (LockPath path : keyPaths(paths)) {
             keys.add(LockKeys.lockKey(kind, tenant, path));
-            for (LockPath ancestor : path.ancestors()) {
-                keys.add(LockKeys.lockKey(kind, tenant, ancestor));
-            }
         }
         int i = index;
         for (String table : tableStates(waitersBefore)) {
@@ -182,6 +179,19 @@ final class PathConflictQuery {
             }
         }
         return i;
+    }
+
+    /**
+     * The paths and their ancestors, each once: siblings share their ancestors, and a request of many
+     * of them would otherwise send each ancestor's key once per path.
+     */
+    private static Collection<LockPath> keyPaths(List<LockPath> paths) {
+        Set<LockPath> keyed = new LinkedHashSet<>();
+        for (LockPath path : paths) {
+            keyed.add(path);
+            keyed.addAll(path.ancestors());
+        }
+        return keyed;
     }
 
     /** The clock of a query: bound to {@code now}, or the database's own where {@code now} is null. */

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
@@ -18,6 +19,7 @@ import dev.locks.LockHandle;
 import dev.locks.LockHolder;
 import dev.locks.LockMode;
 import dev.locks.LockRequest;
+import dev.locks.LockSettings;
 
 /** The conflict rule of DESIGN.md §1 on a real store. */
 abstract class PathSemanticsContract extends LockServiceContract {
@@ -40,6 +42,47 @@ abstract class PathSemanticsContract extends LockServiceContract {
             }
         }
         assertThat(tryX("/Shared")).isPresent();
+    }
+
+    /**
+     * The largest request the limits allow: the most paths, each under a top folder of its own and as
+     * deep as the paths and ancestors allowed together permit, with as many characters as allowed.
+     */
+    private static List<String> largestRequest() {
+        int paths = LockSettings.MOST_PATHS_PER_REQUEST;
+        int depth = (LockSettings.MOST_KEYS_PER_REQUEST - 1) / paths;
+        int length = LockSettings.MOST_CHARACTERS_PER_REQUEST / paths;
+        String segment = "s".repeat(length / depth - 1);
+        List<String> request = new ArrayList<>();
+        for (int i = 0; i < paths; i++) {
+            String top = "/top-" + i;
+            request.add(top + ("/" + segment).repeat(depth - 1));
+        }
+        return request;
+    }
+
+    @Test
+    void aRequestAtEverySizeLimitIsGrantedOnAWorkersStackAndConflictsLikeAnyOther() throws Exception {
+        List<String> paths = largestRequest();
+        AtomicReference<Object> outcome = new AtomicReference<>();
+        // a worker thread's stack, not the test runner's main thread (8 MB on Linux): H2's parser recurses
+        Thread worker = new Thread(null, () -> {
+            try {
+                outcome.set(locks.tryAcquire(LockRequest.paths(paths).tenant(tenant).build()));
+            }
+            catch (Throwable failure) {
+                outcome.set(failure);
+            }
+        }, "small-stack", 512 * 1024);
+        worker.start();
+        worker.join(120_000);
+
+        assertThat(outcome.get()).isInstanceOf(Optional.class);
+        LockHandle handle = ((Optional<?>) outcome.get()).map(LockHandle.class::cast).orElseThrow();
+        assertThat(tryX(paths.get(paths.size() - 1))).isEmpty();
+        assertThat(tryX("/top-0")).isEmpty();
+        assertThat(handle.release()).isTrue();
+        assertThat(tryX("/top-0")).isPresent().get().matches(LockHandle::release);
     }
 
     enum Relation {

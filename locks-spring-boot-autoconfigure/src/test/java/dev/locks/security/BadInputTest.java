@@ -151,7 +151,27 @@ class BadInputTest {
                 paths.add("/bulk/" + i);
             }
             refused(l -> l.acquire(LockRequest.paths(paths).tenant(tenant).build()), IllegalArgumentException.class,
-                    "at most 1000 paths", "10000");
+                    "at most 256 paths", "10000");
+        }
+
+        @Test
+        void aRequestCoveringTooManyPathsAndAncestorsTogetherIsRefused() throws Exception {
+            List<String> paths = new ArrayList<>();
+            for (int i = 0; i < 200; i++) {
+                paths.add("/deep-" + i + "/d".repeat(29));
+            }
+            refused(l -> l.acquire(LockRequest.paths(paths).tenant(tenant).build()), IllegalArgumentException.class,
+                    "at most 4096 paths and ancestors together", "6001");
+        }
+
+        @Test
+        void aRequestWhosePathsHaveTooManyCharactersTogetherIsRefused() throws Exception {
+            List<String> paths = new ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                paths.add("/long-" + i + "/" + "c".repeat(2990));
+            }
+            refused(l -> l.acquire(LockRequest.paths(paths).tenant(tenant).build()), IllegalArgumentException.class,
+                    "at most 262144 characters together");
         }
 
         @Test

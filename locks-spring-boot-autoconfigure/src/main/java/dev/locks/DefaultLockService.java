@@ -454,7 +454,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
                         delays = backOff.start();
                     }
                     if (!pollBudget.await(deadline)) {
-                        return result;
+                        // no poll slot is free before the deadline: sleep it out where a release of this JVM
+                        // can still hand the lock over or wake this waiter, instead of giving up at once
+                        waiter.await(deadline - System.nanoTime());
+                        continue;
                     }
                     long now = System.nanoTime();
                     if (now - renewQueueAt >= 0) {

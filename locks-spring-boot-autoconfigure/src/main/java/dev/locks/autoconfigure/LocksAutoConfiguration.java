@@ -41,12 +41,12 @@ import dev.locks.quartz.JobBeanCheck;
  * Gives an application with a {@link DataSource} a {@link LockService} over that database (tables
  * created per {@code locks.jdbc.initialize-schema}) and the lock annotations {@code @PathLocked},
  * {@code @ClusterSingleton} and {@code @Semaphore}; an application with a lock service of its own
- * gets the annotations over it, with or without a DataSource bean. Every bean backs off when the
- * application defines its own; {@code locks.enabled=false} turns everything off.
+ * gets the annotations over it, with or without a DataSource bean. With neither, annotated beans
+ * fail the start rather than run unlocked. Every bean backs off when the application defines its
+ * own; {@code locks.enabled=false} turns everything off.
  */
 @AutoConfiguration(after = DataSourceAutoConfiguration.class)
 @ConditionalOnClass(DataSource.class)
-@Conditional(LocksAutoConfiguration.DataSourceOrLockService.class)
 @ConditionalOnProperty(prefix = "locks", name = "enabled", matchIfMissing = true)
 @EnableConfigurationProperties(LocksProperties.class)
 public final class LocksAutoConfiguration {
@@ -94,6 +94,17 @@ public final class LocksAutoConfiguration {
     static SmartInitializingSingleton lockListenerRegistrar(ObjectProvider<DefaultLockService> service,
             ObjectProvider<LockListener> listeners) {
         return () -> service.ifUnique(locks -> listeners.orderedStream().forEach(locks::addListener));
+    }
+
+    /**
+     * Fails the start when beans carry lock annotations and there is no lock service to apply them.
+     *
+     * @return the check
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static LockServiceRequiredCheck lockServiceRequiredCheck() {
+        return new LockServiceRequiredCheck();
     }
 
     static LockSettings settings(LocksProperties properties) {
@@ -149,6 +160,7 @@ public final class LocksAutoConfiguration {
      */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(Advisor.class)
+    @Conditional(DataSourceOrLockService.class)
     @Import(LocksProxyRegistrar.class)
     static class AnnotationConfiguration {
 

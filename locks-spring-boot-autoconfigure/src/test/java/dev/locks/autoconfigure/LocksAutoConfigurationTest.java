@@ -80,13 +80,43 @@ class LocksAutoConfigurationTest {
     }
 
     @Test
-    void withoutADataSourceNothingIsConfigured() {
+    void withoutADataSourceAnApplicationWithoutLockAnnotationsGetsNothing() {
         new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LocksAutoConfiguration.class))
-                .withUserConfiguration(Annotated.class)
                 .run(context -> {
                     assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class)
                             .doesNotHaveBean(BeanFactoryLockOperationSourceAdvisor.class);
                 });
+    }
+
+    @Test
+    void withoutADataSourceOrLockServiceAnAnnotatedBeanFailsTheStartNamingItsMethod() {
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LocksAutoConfiguration.class))
+                .withUserConfiguration(Annotated.class)
+                .run(context -> assertThat(context).hasFailed().getFailure()
+                        .hasMessageContaining("@PathLocked on Reports.run(BooleanSupplier) (bean 'reports') needs a"
+                                + " LockService, but the application has none")
+                        .hasMessageContaining("a DataSource bean").hasMessageContaining("a LockService bean")
+                        .hasMessageContaining("locks.enabled=false"));
+    }
+
+    @Test
+    void aDataSourceRegisteredAfterTheAutoConfigurationFailsTheStartOfAnAnnotatedApplicationNamingIt() {
+        // as a third-party auto-configuration ordered after ours would register it
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(LocksAutoConfiguration.class, LateDataSource.class))
+                .withUserConfiguration(Annotated.class)
+                .run(context -> assertThat(context).hasFailed().getFailure()
+                        .hasMessageContaining("@PathLocked on Reports.run(BooleanSupplier) (bean 'reports')")
+                        .hasMessageContaining("DataSource bean 'lateDataSource' was registered after the locks"
+                                + " auto-configuration looked for one"));
+    }
+
+    @Test
+    void locksEnabledFalseLetsAnnotatedBeansStartWithoutADataSource() {
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LocksAutoConfiguration.class))
+                .withUserConfiguration(Annotated.class)
+                .withPropertyValues("locks.enabled=false")
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class));
     }
 
     @Test
@@ -500,6 +530,16 @@ class LocksAutoConfigurationTest {
         @Bean
         DataSource lockDataSource() {
             return h2("lock-tables-" + System.nanoTime());
+        }
+    }
+
+    /** An auto-configuration after ours that brings the DataSource. */
+    @org.springframework.boot.autoconfigure.AutoConfiguration(after = LocksAutoConfiguration.class)
+    static class LateDataSource {
+
+        @Bean
+        DataSource lateDataSource() {
+            return h2("late-" + System.nanoTime());
         }
     }
 

@@ -17,6 +17,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.jdbc.EmbeddedDatabaseConnection;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
@@ -54,6 +55,9 @@ public final class LocksAutoConfiguration {
     /**
      * The lock service. It runs its watchdog on a thread of its own rather than on the application's
      * TaskScheduler: a long {@code @Scheduled} job on a one-thread scheduler must not delay renewals.
+     * It is created after the application's database initialisation (Flyway, Liquibase,
+     * {@code spring.sql.init}): creating the lock tables first would leave a migration tool a
+     * schema it refuses as not empty, or a script tables that already exist.
      *
      * @param properties the settings
      * @param beanFactory to find the lock DataSource
@@ -62,6 +66,7 @@ public final class LocksAutoConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(LockService.class)
     @ConditionalOnBean(DataSource.class)
+    @DependsOnDatabaseInitialization
     public JdbcLockService lockService(LocksProperties properties, BeanFactory beanFactory) {
         DataSource dataSource = LockDataSource.find(properties.getJdbc().getDataSourceBean(), beanFactory);
         return JdbcLockService.builder(dataSource)

@@ -18,6 +18,7 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceInitializationAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -117,6 +118,17 @@ class LocksAutoConfigurationTest {
                 .withUserConfiguration(Annotated.class)
                 .withPropertyValues("locks.enabled=false")
                 .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class));
+    }
+
+    @Test
+    void theLockServiceStartsAfterTheApplicationsDatabaseInitialisation() {
+        // the script fails on existing tables: had the lock service created them first, the start would fail
+        runner.withConfiguration(AutoConfigurations.of(DataSourceInitializationAutoConfiguration.class))
+                .withPropertyValues("spring.sql.init.schema-locations=classpath:dev/locks/autoconfigure/strict-lock-tables.sql")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    context.getBean(LockService.class).acquire(LockRequest.paths("/after-init").build()).release();
+                });
     }
 
     @Test

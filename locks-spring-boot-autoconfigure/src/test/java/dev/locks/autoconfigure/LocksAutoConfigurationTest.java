@@ -29,7 +29,11 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
 import org.springframework.core.Ordered;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
+import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.transaction.interceptor.BeanFactoryTransactionAttributeSourceAdvisor;
 
 import dev.locks.LockHandle;
@@ -129,6 +133,22 @@ class LocksAutoConfigurationTest {
                     assertThat(context).hasNotFailed();
                     context.getBean(LockService.class).acquire(LockRequest.paths("/after-init").build()).release();
                 });
+    }
+
+    @Test
+    void aTransactionAwareProxyDataSourceDoesNotLetTheLockStoreCommitTheCallersWork() {
+        DataSource proxy = new TransactionAwareDataSourceProxy(h2("tx-aware-" + System.nanoTime()));
+        runner.withBean("dataSource", DataSource.class, () -> proxy).run(context -> {
+            JdbcTemplate jdbc = new JdbcTemplate(proxy);
+            jdbc.execute("CREATE TABLE app_rows (id INT)");
+            LockService locks = context.getBean(LockService.class);
+            new TransactionTemplate(context.getBean(PlatformTransactionManager.class)).executeWithoutResult(tx -> {
+                jdbc.update("INSERT INTO app_rows (id) VALUES (1)");
+                locks.tryAcquire(LockRequest.paths("/tx-aware").build()).orElseThrow().release();
+                tx.setRollbackOnly();
+            });
+            assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM app_rows", Integer.class)).isZero();
+        });
     }
 
     @Test

@@ -20,6 +20,7 @@ import dev.locks.DefaultLockService;
 import dev.locks.HolderQuery;
 import dev.locks.LockHolder;
 import dev.locks.LockKind;
+import dev.locks.store.LockStore;
 
 /**
  * The {@code locks} actuator endpoint: who holds what across the cluster, and force-release for a
@@ -42,7 +43,8 @@ public class LocksEndpoint {
 
     private static final int DEFAULT_LIMIT = 1000;
 
-    private static final int MAX_LIMIT = 10_000;
+    /** The store reads one holder more than this, so that a cut list shows as truncated. */
+    private static final int MAX_LIMIT = LockStore.MAX_HOLDERS;
 
     private final DefaultLockService locks;
 

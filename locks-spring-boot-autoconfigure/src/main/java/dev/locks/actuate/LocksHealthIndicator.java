@@ -19,7 +19,8 @@ import dev.locks.HolderQuery;
  */
 public class LocksHealthIndicator extends AbstractHealthIndicator {
 
-    private static final HolderQuery ONE_ROW = new HolderQuery(null, null, null, null, 1);
+    /** One statement over both the held and the waiting table, so that either missing shows. */
+    private static final HolderQuery ONE_ROW = new HolderQuery(null, null, null, null, 1, true);
 
     private final DefaultLockService locks;
 

@@ -17,6 +17,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.jdbc.EmbeddedDatabaseConnection;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
@@ -41,12 +42,12 @@ import dev.locks.quartz.JobBeanCheck;
  * Gives an application with a {@link DataSource} a {@link LockService} over that database (tables
  * created per {@code locks.jdbc.initialize-schema}) and the lock annotations {@code @PathLocked},
  * {@code @ClusterSingleton} and {@code @Semaphore}; an application with a lock service of its own
- * gets the annotations over it, with or without a DataSource bean. Every bean backs off when the
- * application defines its own; {@code locks.enabled=false} turns everything off.
+ * gets the annotations over it, with or without a DataSource bean. With neither, annotated beans
+ * fail the start rather than run unlocked. Every bean backs off when the application defines its
+ * own; {@code locks.enabled=false} turns everything off.
  */
 @AutoConfiguration(after = DataSourceAutoConfiguration.class)
 @ConditionalOnClass(DataSource.class)
-@Conditional(LocksAutoConfiguration.DataSourceOrLockService.class)
 @ConditionalOnProperty(prefix = "locks", name = "enabled", matchIfMissing = true)
 @EnableConfigurationProperties(LocksProperties.class)
 public final class LocksAutoConfiguration {
@@ -54,6 +55,9 @@ public final class LocksAutoConfiguration {
     /**
      * The lock service. It runs its watchdog on a thread of its own rather than on the application's
      * TaskScheduler: a long {@code @Scheduled} job on a one-thread scheduler must not delay renewals.
+     * It is created after the application's database initialisation (Flyway, Liquibase,
+     * {@code spring.sql.init}): creating the lock tables first would leave a migration tool a
+     * schema it refuses as not empty, or a script tables that already exist.
      *
      * @param properties the settings
      * @param beanFactory to find the lock DataSource
@@ -62,6 +66,7 @@ public final class LocksAutoConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(LockService.class)
     @ConditionalOnBean(DataSource.class)
+    @DependsOnDatabaseInitialization
     public JdbcLockService lockService(LocksProperties properties, BeanFactory beanFactory) {
         DataSource dataSource = LockDataSource.find(properties.getJdbc().getDataSourceBean(), beanFactory);
         return JdbcLockService.builder(dataSource)
@@ -94,6 +99,17 @@ public final class LocksAutoConfiguration {
     static SmartInitializingSingleton lockListenerRegistrar(ObjectProvider<DefaultLockService> service,
             ObjectProvider<LockListener> listeners) {
         return () -> service.ifUnique(locks -> listeners.orderedStream().forEach(locks::addListener));
+    }
+
+    /**
+     * Fails the start when beans carry lock annotations and there is no lock service to apply them.
+     *
+     * @return the check
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static LockServiceRequiredCheck lockServiceRequiredCheck() {
+        return new LockServiceRequiredCheck();
     }
 
     static LockSettings settings(LocksProperties properties) {
@@ -149,6 +165,7 @@ public final class LocksAutoConfiguration {
      */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(Advisor.class)
+    @Conditional(DataSourceOrLockService.class)
     @Import(LocksProxyRegistrar.class)
     static class AnnotationConfiguration {
 

@@ -4,6 +4,9 @@ import java.util.Objects;
 
 import javax.sql.DataSource;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.scheduling.TaskScheduler;
 
 import dev.locks.DefaultLockService;
@@ -25,6 +28,8 @@ import dev.locks.LockSettings;
  */
 public class JdbcLockService extends DefaultLockService {
 
+    private static final Logger log = LoggerFactory.getLogger(JdbcLockService.class);
+
     private final JdbcLockStore store;
 
     private JdbcLockService(JdbcLockStore store, LockSettings settings, TaskScheduler scheduler) {
@@ -33,7 +38,9 @@ public class JdbcLockService extends DefaultLockService {
     }
 
     /**
-     * @param dataSource the DataSource that holds (or will hold) the lock tables
+     * @param dataSource the DataSource that holds (or will hold) the lock tables; a
+     *                   {@link TransactionAwareDataSourceProxy} is replaced by its target, since the
+     *                   store commits on connections of its own
      * @return a builder
      */
     public static Builder builder(DataSource dataSource) {
@@ -67,7 +74,24 @@ public class JdbcLockService extends DefaultLockService {
         private boolean durableReleases;
 
         private Builder(DataSource dataSource) {
-            this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+            this.dataSource = ownConnections(Objects.requireNonNull(dataSource, "dataSource"));
+        }
+
+        /**
+         * The proxy hands out the caller's transactional connection, and the store's commits would
+         * commit the caller's work with it; its target is also what a transaction manager binds, so
+         * that a release can join the caller's transaction.
+         */
+        private static DataSource ownConnections(DataSource dataSource) {
+            DataSource target = dataSource;
+            while (target instanceof TransactionAwareDataSourceProxy proxy && proxy.getTargetDataSource() != null) {
+                target = proxy.getTargetDataSource();
+            }
+            if (target != dataSource) {
+                log.info("The lock store uses {}, the target of TransactionAwareDataSourceProxy {}: it needs"
+                        + " connections of its own, outside the caller's transaction", target, dataSource);
+            }
+            return target;
         }
 
         /** @param nodeId this node's name, shown to other nodes @return this builder */

@@ -932,10 +932,10 @@ public class JdbcLockStore implements LockStore {
         return transactions.autoCommit("list holders", connection -> {
             if (kind != LockKind.PATH) {
                 return conflicts.onKey(connection, LockKeys.lockKey(kind, tenant, path), null,
-                        PathConflictQuery.NO_WAITERS, 10_000).rows();
+                        PathConflictQuery.NO_WAITERS, MAX_HOLDERS + 1).rows();
             }
             return conflicts.find(connection, kind, tenant, List.of(path), null, null, false,
-                    PathConflictQuery.NO_WAITERS, 10_000);
+                    PathConflictQuery.NO_WAITERS, MAX_HOLDERS + 1);
         });
     }
 

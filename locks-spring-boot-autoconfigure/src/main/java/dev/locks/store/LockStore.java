@@ -21,6 +21,12 @@ import dev.locks.LockUnavailableException;
 public interface LockStore {
 
     /**
+     * The most holders a caller of {@link #holders} may show: the store returns at most one more, so
+     * that the caller can tell when some were left out.
+     */
+    int MAX_HOLDERS = 10_000;
+
+    /**
      * Grants the request atomically if no live conflicting grant of another owner exists, and no
      * earlier conflicting waiter (unless {@link GrantRequest#ownerHoldsLocks()}); never waits for
      * conflicting grants to end. A granted request leaves the wait queue in the same transaction.
@@ -137,7 +143,7 @@ public interface LockStore {
      * @param kind the kind
      * @param tenant the tenant
      * @param path the path or name
-     * @return the holders
+     * @return the holders, at most {@link #MAX_HOLDERS} + 1
      */
     List<LockHolder> holders(LockKind kind, String tenant, LockPath path);
 

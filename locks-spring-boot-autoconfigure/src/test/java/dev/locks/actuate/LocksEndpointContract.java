@@ -220,6 +220,24 @@ abstract class LocksEndpointContract {
     }
 
     @Test
+    void marksTheHoldersOfOnePathTruncatedWhenMoreThanTheLargestLimitHoldIt() {
+        withMvc(application(), (mvc, locks) -> {
+            // 10,001 rows under /big, a hundred paths per grant to keep the statements small
+            for (int grant = 0; grant <= 100; grant++) {
+                List<String> paths = new ArrayList<>();
+                for (int i = 0; i < (grant < 100 ? 100 : 1); i++) {
+                    paths.add("/big/" + grant + "/" + i);
+                }
+                locks.acquire(LockRequest.paths(paths).exclusive().tenant(tenant).build());
+            }
+            mvc.perform(get("/actuator/locks/path/big").param("tenant", tenant).param("limit", "10000"))
+                    .andExpect(status().isOk())
+                    .andExpect(jsonPath("$.paths", hasSize(10_000)))
+                    .andExpect(jsonPath("$.truncated").value(true));
+        });
+    }
+
+    @Test
     void showsEveryHolderThatOverlapsOnePath() {
         withMvc(application(), (mvc, locks) -> {
             nodeB.acquire(s("/Shared").build());

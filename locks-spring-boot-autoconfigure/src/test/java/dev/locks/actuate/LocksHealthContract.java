@@ -125,6 +125,24 @@ abstract class LocksHealthContract {
     }
 
     @Test
+    void isDownWhenTheWaitingTableIsMissing() throws Exception {
+        String partial = TestDatabase.uniquePrefix();
+        JdbcLockService.builder(pool).tablePrefix(partial).createSchema(true).build().close();
+        try {
+            try (var connection = pool.getConnection(); var statement = connection.createStatement()) {
+                statement.execute("DROP TABLE " + partial + "wait");
+            }
+            Health health = new LocksHealthIndicator(service(pool, partial), FIVE_SECONDS).health();
+
+            assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+            assertThat(health.getDetails()).containsEntry("schema", "missing or unreadable");
+        }
+        finally {
+            TestDatabase.dropTables(pool, partial);
+        }
+    }
+
+    @Test
     void isDownWhenTheDatabaseCannotBeReached() throws IOException {
         int closedPort;
         try (ServerSocket socket = new ServerSocket(0)) {

@@ -18,6 +18,7 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceInitializationAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -28,7 +29,11 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
 import org.springframework.core.Ordered;
+import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
+import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
+import org.springframework.transaction.PlatformTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.transaction.interceptor.BeanFactoryTransactionAttributeSourceAdvisor;
 
 import dev.locks.LockHandle;
@@ -80,13 +85,70 @@ class LocksAutoConfigurationTest {
     }
 
     @Test
-    void withoutADataSourceNothingIsConfigured() {
+    void withoutADataSourceAnApplicationWithoutLockAnnotationsGetsNothing() {
         new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LocksAutoConfiguration.class))
-                .withUserConfiguration(Annotated.class)
                 .run(context -> {
                     assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class)
                             .doesNotHaveBean(BeanFactoryLockOperationSourceAdvisor.class);
                 });
+    }
+
+    @Test
+    void withoutADataSourceOrLockServiceAnAnnotatedBeanFailsTheStartNamingItsMethod() {
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LocksAutoConfiguration.class))
+                .withUserConfiguration(Annotated.class)
+                .run(context -> assertThat(context).hasFailed().getFailure()
+                        .hasMessageContaining("@PathLocked on Reports.run(BooleanSupplier) (bean 'reports') needs a"
+                                + " LockService, but the application has none")
+                        .hasMessageContaining("a DataSource bean").hasMessageContaining("a LockService bean")
+                        .hasMessageContaining("locks.enabled=false"));
+    }
+
+    @Test
+    void aDataSourceRegisteredAfterTheAutoConfigurationFailsTheStartOfAnAnnotatedApplicationNamingIt() {
+        // as a third-party auto-configuration ordered after ours would register it
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(LocksAutoConfiguration.class, LateDataSource.class))
+                .withUserConfiguration(Annotated.class)
+                .run(context -> assertThat(context).hasFailed().getFailure()
+                        .hasMessageContaining("@PathLocked on Reports.run(BooleanSupplier) (bean 'reports')")
+                        .hasMessageContaining("DataSource bean 'lateDataSource' was registered after the locks"
+                                + " auto-configuration looked for one"));
+    }
+
+    @Test
+    void locksEnabledFalseLetsAnnotatedBeansStartWithoutADataSource() {
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(LocksAutoConfiguration.class))
+                .withUserConfiguration(Annotated.class)
+                .withPropertyValues("locks.enabled=false")
+                .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(LockService.class));
+    }
+
+    @Test
+    void theLockServiceStartsAfterTheApplicationsDatabaseInitialisation() {
+        // the script fails on existing tables: had the lock service created them first, the start would fail
+        runner.withConfiguration(AutoConfigurations.of(DataSourceInitializationAutoConfiguration.class))
+                .withPropertyValues("spring.sql.init.schema-locations=classpath:dev/locks/autoconfigure/strict-lock-tables.sql")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    context.getBean(LockService.class).acquire(LockRequest.paths("/after-init").build()).release();
+                });
+    }
+
+    @Test
+    void aTransactionAwareProxyDataSourceDoesNotLetTheLockStoreCommitTheCallersWork() {
+        DataSource proxy = new TransactionAwareDataSourceProxy(h2("tx-aware-" + System.nanoTime()));
+        runner.withBean("dataSource", DataSource.class, () -> proxy).run(context -> {
+            JdbcTemplate jdbc = new JdbcTemplate(proxy);
+            jdbc.execute("CREATE TABLE app_rows (id INT)");
+            LockService locks = context.getBean(LockService.class);
+            new TransactionTemplate(context.getBean(PlatformTransactionManager.class)).executeWithoutResult(tx -> {
+                jdbc.update("INSERT INTO app_rows (id) VALUES (1)");
+                locks.tryAcquire(LockRequest.paths("/tx-aware").build()).orElseThrow().release();
+                tx.setRollbackOnly();
+            });
+            assertThat(jdbc.queryForObject("SELECT COUNT(*) FROM app_rows", Integer.class)).isZero();
+        });
     }
 
     @Test
@@ -500,6 +562,16 @@ class LocksAutoConfigurationTest {
         @Bean
         DataSource lockDataSource() {
             return h2("lock-tables-" + System.nanoTime());
+        }
+    }
+
+    /** An auto-configuration after ours that brings the DataSource. */
+    @org.springframework.boot.autoconfigure.AutoConfiguration(after = LocksAutoConfiguration.class)
+    static class LateDataSource {
+
+        @Bean
+        DataSource lateDataSource() {
+            return h2("late-" + System.nanoTime());
         }
     }
 

@@ -123,6 +123,7 @@ public final class LocksAutoConfiguration {
                 .caseSensitive(properties.getPaths().isCaseSensitive())
                 .maxPathLength(properties.getPaths().getMaxLength())
                 .purgeInterval(properties.getPurgeInterval())
+                .shutdownWait(properties.getShutdownWait())
                 .slowWaitLog(properties.getLog().getSlowWait())
                 .waiterLease(properties.getWaiting().getQueueLease())
                 .maxPollsPerSecond(properties.getWaiting().getMaxPollsPerSecond())

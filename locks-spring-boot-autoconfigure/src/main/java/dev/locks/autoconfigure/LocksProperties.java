@@ -51,6 +51,13 @@ public class LocksProperties {
      */
     private Duration purgeInterval = Duration.ofMinutes(1);
 
+    /**
+     * How long closing the lock service waits for work still holding locks under the watchdog
+     * (annotated methods, call, Quartz jobs) to end; locks of work still running after it are left to
+     * their leases, not released. Zero to leave them at once.
+     */
+    private Duration shutdownWait = Duration.ofSeconds(10);
+
     private final Backoff backoff = new Backoff();
 
     private final Paths paths = new Paths();
@@ -117,6 +124,14 @@ public class LocksProperties {
 
     public void setPurgeInterval(Duration purgeInterval) {
         this.purgeInterval = purgeInterval;
+    }
+
+    public Duration getShutdownWait() {
+        return shutdownWait;
+    }
+
+    public void setShutdownWait(Duration shutdownWait) {
+        this.shutdownWait = shutdownWait;
     }
 
     public Backoff getBackoff() {

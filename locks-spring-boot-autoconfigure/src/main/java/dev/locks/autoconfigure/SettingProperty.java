@@ -23,6 +23,7 @@ record SettingProperty(String setting, String property, Function<LocksProperties
             new SettingProperty("defaultWait", "locks.default-wait", LocksProperties::getDefaultWait),
             new SettingProperty("renewInterval", "locks.renew-interval", LocksProperties::getRenewInterval),
             new SettingProperty("purgeInterval", "locks.purge-interval", LocksProperties::getPurgeInterval),
+            new SettingProperty("shutdownWait", "locks.shutdown-wait", LocksProperties::getShutdownWait),
             new SettingProperty("slowWaitLog", "locks.log.slow-wait", p -> p.getLog().getSlowWait()),
             new SettingProperty("backoffInitial", "locks.backoff.initial", p -> p.getBackoff().getInitial()),
             new SettingProperty("backoffMultiplier", "locks.backoff.multiplier", p -> p.getBackoff().getMultiplier()),

@@ -232,7 +232,7 @@ class LocksAutoConfigurationTest {
                 "locks.default-wait=3s", "locks.renew-interval=2s", "locks.backoff.initial=7ms",
                 "locks.backoff.multiplier=2.5", "locks.backoff.max=1s", "locks.backoff.jitter=9ms",
                 "locks.paths.case-sensitive=false", "locks.paths.max-length=200", "locks.purge-interval=5m",
-                "locks.log.slow-wait=20s", "locks.jdbc.table-prefix=app_locks_").run(context -> {
+                "locks.shutdown-wait=25s", "locks.log.slow-wait=20s", "locks.jdbc.table-prefix=app_locks_").run(context -> {
                     LockSettings settings = context.getBean(JdbcLockService.class).settings();
                     assertThat(settings.nodeId()).isEqualTo("web-7");
                     assertThat(settings.defaultTenant()).isEqualTo("acme");
@@ -246,6 +246,7 @@ class LocksAutoConfigurationTest {
                     assertThat(settings.pathNormalizer().isCaseSensitive()).isFalse();
                     assertThat(settings.pathNormalizer().getMaxLength()).isEqualTo(200);
                     assertThat(settings.purgeInterval()).isEqualTo(Duration.ofMinutes(5));
+                    assertThat(settings.shutdownWait()).isEqualTo(Duration.ofSeconds(25));
                     assertThat(settings.slowWaitLog()).isEqualTo(Duration.ofSeconds(20));
                     assertThat(tableExists(context.getBean(DataSource.class), "app_locks_held")).isTrue();
                 });
@@ -256,6 +257,7 @@ class LocksAutoConfigurationTest {
             "locks.default-lease, 200ms, three of the watchdog's",
             "locks.renew-interval, 0s, at least the watchdog's tick",
             "locks.purge-interval, -1m, must not be negative",
+            "locks.shutdown-wait, -1s, must not be negative",
             "locks.default-wait, -1s, must not be negative",
             "locks.log.slow-wait, -5s, must not be negative",
             "locks.paths.max-length, 6000, between 1 and 5000",
@@ -309,6 +311,7 @@ class LocksAutoConfigurationTest {
         assertThat(fromProperties.pathNormalizer().isCaseSensitive()).isEqualTo(engine.pathNormalizer().isCaseSensitive());
         assertThat(fromProperties.pathNormalizer().getMaxLength()).isEqualTo(engine.pathNormalizer().getMaxLength());
         assertThat(fromProperties.purgeInterval()).isEqualTo(engine.purgeInterval());
+        assertThat(fromProperties.shutdownWait()).isEqualTo(engine.shutdownWait());
         assertThat(fromProperties.slowWaitLog()).isEqualTo(engine.slowWaitLog());
         assertThat(properties.getAop().getOrder()).isEqualTo(BeanFactoryLockOperationSourceAdvisor.DEFAULT_ORDER);
     }

@@ -42,10 +42,12 @@ import dev.locks.annotation.ClusterSingleton;
  * {@link ClusterSingleton} or its key is configured.
  *
  * <p><b>How.</b> Quartz asks every global trigger listener whether to veto a fire, on the worker
- * thread that will run it. This listener takes the singleton {@code job:<group.name>@<scheduled
- * fire time in epoch millis>} (the annotation's {@code name} replaces {@code group.name}) without
- * waiting; the scheduled fire time is the same on every node, so one node gets it and the others
- * veto the fire. The marker is renewed while the job runs and stays until the run ends or until
+ * thread that will run it. This listener takes the singleton {@code job:<job>@<trigger>@<scheduled
+ * fire time in epoch millis>} without waiting, where {@code <job>} is the job key ({@code group.name}),
+ * after the annotation's {@code name} and a colon if it sets one, and {@code <trigger>} the trigger's
+ * key ({@code #} and its SHA-256 if the name would be too long); the scheduled fire time is the same
+ * on every node, so one node gets it and the others veto the fire. Two triggers of a job, or two job
+ * details of one class, that fire at the same time are two fires, each run once. The marker is renewed while the job runs and stays until the run ends or until
  * {@code fireMarkerRetention} (default 10 minutes, or the annotation's {@code lockAtLeastFor}) after
  * it was taken, whichever is later, so that a node whose clock or thread pool fires the same time up
  * to that late is vetoed too. Then the store's purge deletes it. No guess about the job's length is
@@ -55,7 +57,7 @@ import dev.locks.annotation.ClusterSingleton;
  * once as long as a node that fires it stays up and reaches the lock store, within the limits below.
  *
  * <p><b>Overlapping runs.</b> A job class marked {@code @DisallowConcurrentExecution} also holds
- * {@code job:<group.name>} while it runs (lease: the annotation's {@code lockAtMostFor}, else the
+ * {@code job:<job>} while it runs (lease: the annotation's {@code lockAtMostFor}, else the
  * service's default, renewed): a fire that comes while another node still runs the job is vetoed
  * there. The node running the job fires it after the run, as Quartz does on one node (its own trigger
  * waits), subject to misfire handling; a run that outlasts the next fire time keeps the running lock

@@ -124,7 +124,7 @@ class ClusterSingletonTriggerListenerTest {
     void theJobRunsHoldingItsFireMarkerWhichOutlivesTheRunForItsRetentionThenLapses() throws Exception {
         Instant start = nextSecond();
         QuartzNode node = node("node-a");
-        String marker = "job:cluster.short@" + start.toEpochMilli();
+        String marker = marker("short", "short", start);
         AtomicReference<List<LockHolder>> whileRunning = new AtomicReference<>();
         log.work(context -> whileRunning.set(node.locks.holders(LockKind.SINGLETON, null, marker)));
         node.schedule(job(TestJobs.ShortRetentionJob.class, "short", node.id), every(500, "short", start, 1)).start();
@@ -137,13 +137,65 @@ class ClusterSingletonTriggerListenerTest {
     }
 
     @Test
-    void theAnnotationsNameReplacesTheJobKeyInTheLockName() throws Exception {
+    void theAnnotationsNameLeadsTheLockNamesBeforeTheJobKey() throws Exception {
         Instant start = nextSecond();
         QuartzNode node = node("node-a");
         AtomicReference<List<LockHolder>> whileRunning = new AtomicReference<>();
         log.work(context -> whileRunning.set(node.locks.holders(LockKind.SINGLETON, null,
-                "job:nightly-import@" + context.getScheduledFireTime().getTime())));
+                "job:nightly-import:cluster.named@cluster.named@" + context.getScheduledFireTime().getTime())));
         node.schedule(job(TestJobs.NamedJob.class, "named", node.id), every(500, "named", start, 1)).start();
+        waitFor(() -> whileRunning.get() != null, Duration.ofSeconds(3));
+
+        assertThat(whileRunning.get()).hasSize(1);
+    }
+
+    @Test
+    void aJobWithTwoTriggersRunsEachTriggersFireOnceAcrossTheCluster() throws Exception {
+        Instant start = nextSecond();
+        for (String id : List.of("node-a", "node-b", "node-c")) {
+            QuartzNode node = node(id);
+            // the same fire times, each trigger with its own job data
+            node.scheduler.scheduleJob(job(TestJobs.GuardedJob.class, "report", id), Set.of(
+                    every(500, "hourly", start, 2, "customer", "acme"),
+                    every(500, "daily", start, 2, "customer", "globex")), false);
+            node.start();
+        }
+        sleepUntil(start.plusMillis(1300));
+
+        assertThat(log.nodesByTriggerAndFireTime("report")).containsOnlyKeys("daily", "hourly")
+                .allSatisfy((trigger, byTime) -> assertThat(byTime).as("fires of %s", trigger)
+                        .containsOnlyKeys(start.toEpochMilli(), start.toEpochMilli() + 500)
+                        .allSatisfy((time, ranOn) -> assertThat(ranOn).hasSize(1)));
+    }
+
+    @Test
+    void twoJobDetailsOfOneNamedClassEachRunTheirFiresOnceAcrossTheCluster() throws Exception {
+        Instant start = nextSecond();
+        for (String id : List.of("node-a", "node-b", "node-c")) {
+            QuartzNode node = node(id);
+            for (String customer : List.of("import-acme", "import-globex")) {
+                node.schedule(job(TestJobs.NamedOneAtATimeJob.class, customer, id), every(500, customer, start, 2));
+            }
+            node.start();
+        }
+        sleepUntil(start.plusMillis(1300));
+
+        for (String customer : List.of("import-acme", "import-globex")) {
+            assertThat(log.nodesByFireTime(customer)).as("fires of %s", customer)
+                    .containsOnlyKeys(start.toEpochMilli(), start.toEpochMilli() + 500)
+                    .allSatisfy((time, ranOn) -> assertThat(ranOn).hasSize(1));
+        }
+    }
+
+    @Test
+    void aTriggerKeyTooLongForTheMarkerNameIsHashedIntoIt() throws Exception {
+        Instant start = nextSecond();
+        QuartzNode node = node("node-a");
+        String longName = "t".repeat(990);
+        String marker = "job:cluster.guarded@#" + sha256Hex("cluster." + longName) + "@" + start.toEpochMilli();
+        AtomicReference<List<LockHolder>> whileRunning = new AtomicReference<>();
+        log.work(context -> whileRunning.set(node.locks.holders(LockKind.SINGLETON, null, marker)));
+        node.schedule(job(TestJobs.GuardedJob.class, "guarded", node.id), every(500, longName, start, 1)).start();
         waitFor(() -> whileRunning.get() != null, Duration.ofSeconds(3));
 
         assertThat(whileRunning.get()).hasSize(1);
@@ -153,7 +205,7 @@ class ClusterSingletonTriggerListenerTest {
     void theTenantExpressionPutsTheLocksInTheJobsTenant() throws Exception {
         Instant start = nextSecond();
         QuartzNode node = node("node-a");
-        String marker = "job:cluster.tenant@" + start.toEpochMilli();
+        String marker = marker("tenant", "tenant", start);
         Map<String, Integer> holdersByTenant = new ConcurrentHashMap<>();
         log.work(context -> {
             holdersByTenant.put("acme", node.locks.holders(LockKind.SINGLETON, "acme", marker).size());
@@ -287,7 +339,7 @@ class ClusterSingletonTriggerListenerTest {
 
         assertThat(log.runs("once")).isEmpty();
         assertThat(node.locks.holders(LockKind.SINGLETON, null, "job:cluster.once")).isEmpty();
-        assertThat(node.locks.holders(LockKind.SINGLETON, null, "job:cluster.once@" + start.toEpochMilli()))
+        assertThat(node.locks.holders(LockKind.SINGLETON, null, marker("once", "once", start)))
                 .as("the fire counts as handled").hasSize(1);
         assertThat(node.locks.heldCount()).as("handles the listener still holds").isZero();
     }
@@ -533,6 +585,21 @@ class ClusterSingletonTriggerListenerTest {
                 .withSchedule(SimpleScheduleBuilder.simpleSchedule().withIntervalInMilliseconds(millis)
                         .withRepeatCount(fires - 1))
                 .build();
+    }
+
+    /** As {@link #every(long, String, Instant, int)}, with an entry of job data of the trigger's own. */
+    private static Trigger every(long millis, String name, Instant start, int fires, String key, String value) {
+        return every(millis, name, start, fires).getTriggerBuilder().usingJobData(key, value).build();
+    }
+
+    /** The fire marker of the job {@code cluster.<job>} fired by the trigger {@code cluster.<trigger>}. */
+    private static String marker(String job, String trigger, Instant scheduled) {
+        return "job:cluster." + job + "@cluster." + trigger + "@" + scheduled.toEpochMilli();
+    }
+
+    private static String sha256Hex(String text) throws Exception {
+        return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                .digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
     }
 
     private static Instant nextSecond() {

@@ -225,15 +225,15 @@ class LocksQuartzAutoConfigurationTest {
         }
     }
 
-    /** Guarded by its annotation; records the scheduled fire times it ran. */
+    /** Guarded by its annotation; records the trigger and scheduled fire time of each run, as in its marker. */
     @ClusterSingleton
     public static class ReportJob implements Job {
 
-        static final Queue<Long> FIRES = new ConcurrentLinkedQueue<>();
+        static final Queue<String> FIRES = new ConcurrentLinkedQueue<>();
 
         @Override
         public void execute(JobExecutionContext context) {
-            FIRES.add(context.getScheduledFireTime().getTime());
+            FIRES.add(context.getTrigger().getKey() + "@" + context.getScheduledFireTime().getTime());
         }
     }
 

@@ -38,7 +38,7 @@ import dev.locks.annotation.ClusterSingleton;
 
 /**
  * Runs each scheduled fire of a guarded Quartz job on exactly one node of the cluster, when every node
- * schedules the job in its own (in-memory) job store. A job is guarded when its class is annotated
+ * schedules the job in its own job store (in memory, or a JDBC store that is not clustered). A job is guarded when its class is annotated
  * {@link ClusterSingleton} or its key is configured.
  *
  * <p><b>How.</b> Quartz asks every global trigger listener whether to veto a fire, on the worker
@@ -85,7 +85,12 @@ import dev.locks.annotation.ClusterSingleton;
  * run twice, use cron triggers with do-nothing, or repeat-forever simple triggers.
  *
  * <p><b>A node that dies mid-job.</b> Its fire is not run again by another node: the others vetoed
- * it when it came and will not fire that time again (at most once, never twice). Its locks lapse
+ * it when it came and will not fire that time again (at most once, never twice). A fire that Quartz
+ * recovers ({@code JobExecutionContext.isRecovering()}: a non-clustered JDBC job store refiring, at its
+ * restart, a job that requests recovery) passes the marker check, which the failed run's marker would
+ * fail; a {@code @DisallowConcurrentExecution} job's recovery still takes the running lock, waiting up
+ * to the job's lease (plus two seconds) for the failed run's lock to lapse. A scheduler with a
+ * clustered job store is not guarded at all ({@link #hasClusteredJobStore}). Its locks lapse
  * without renewal: the marker after its retention, and the running lock of a
  * {@code @DisallowConcurrentExecution} job after its lease. Until then the other nodes veto that job's
  * fires, and the fires they vetoed while it ran are lost with the dead node, which would have run
@@ -108,6 +113,10 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
     /** How long a fire's marker is kept after it was taken, unless configured otherwise. */
     public static final Duration DEFAULT_FIRE_MARKER_RETENTION = Duration.ofMinutes(10);
 
+    /** Why a scheduler with a clustered job store is not guarded, for the logs. */
+    public static final String CLUSTERED_STORE = "its job store is clustered, so Quartz itself runs each fire on one node "
+            + "of the cluster (and recovers the fires of a node that died); its jobs are not guarded by the lock service";
+
     private static final Logger log = LoggerFactory.getLogger(ClusterSingletonTriggerListener.class);
 
     /**
@@ -116,6 +125,9 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
      * that waits longer for a worker, finds the lock free for any node.
      */
     static final Duration CATCH_UP_WAIT = Duration.ofSeconds(5);
+
+    /** Beyond the lease of a failed run's running lock, how long its recovery waits for the lock to lapse. */
+    private static final Duration RECOVERY_WAIT_MARGIN = Duration.ofSeconds(2);
 
     private final LockService locks;
 
@@ -159,13 +171,34 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
 
     /**
      * Adds this listener to a scheduler for all its triggers and jobs; call it before the scheduler starts.
+     * A scheduler with a clustered job store is left alone (see {@link #hasClusteredJobStore}).
      *
      * @param scheduler a Quartz scheduler
+     * @return true if added; false for a scheduler with a clustered job store
      * @throws SchedulerException if Quartz refuses the listener
      */
-    public void registerWith(Scheduler scheduler) throws SchedulerException {
+    public boolean registerWith(Scheduler scheduler) throws SchedulerException {
+        if (hasClusteredJobStore(scheduler)) {
+            log.info("Did not add the cluster-singleton listener to Quartz scheduler '{}': {}", scheduler.getSchedulerName(),
+                    CLUSTERED_STORE);
+            return false;
+        }
         scheduler.getListenerManager().addTriggerListener(this);
         scheduler.getListenerManager().addJobListener(this);
+        return true;
+    }
+
+    /**
+     * Whether the scheduler has a clustered (JDBC) job store. Quartz then runs each fire once in the
+     * cluster itself, and recovers the fires of a node that died; a guard would add nothing but vetoes
+     * of those recoveries, so such a scheduler is not guarded.
+     *
+     * @param scheduler a Quartz scheduler
+     * @return true if its job store is clustered
+     * @throws SchedulerException if Quartz cannot describe the scheduler
+     */
+    public static boolean hasClusteredJobStore(Scheduler scheduler) throws SchedulerException {
+        return scheduler.getMetaData().isJobStoreClustered();
     }
 
     /**
@@ -183,14 +216,21 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
     /**
      * Checks a scheduler's jobs now rather than at their first fire: fails on a job whose
      * {@code @ClusterSingleton} cannot be understood, logs the guarded jobs, and warns about configured
-     * keys that name none of the scheduler's jobs (a typo would leave a job unguarded).
+     * keys that name none of the scheduler's jobs (a typo would leave a job unguarded). A scheduler
+     * with a clustered job store has no job guarded; its jobs are still checked for lock annotations
+     * that would do nothing.
      *
      * @param scheduler a scheduler with its jobs added
-     * @return the keys of its guarded jobs
+     * @return the keys of its guarded jobs; none for a clustered job store
      * @throws SchedulerException if Quartz cannot list the jobs
      * @throws IllegalArgumentException naming the job whose annotations or leases cannot be honoured
      */
     public List<JobKey> checkJobs(Scheduler scheduler) throws SchedulerException {
+        if (hasClusteredJobStore(scheduler)) {
+            checkUnguardedJobs(scheduler);
+            log.info("Quartz scheduler '{}': {}", scheduler.getSchedulerName(), CLUSTERED_STORE);
+            return List.of();
+        }
         List<JobKey> guarded = new ArrayList<>();
         Set<String> unknown = new LinkedHashSet<>(jobs.configuredKeys());
         for (JobKey key : scheduler.getJobKeys(GroupMatcher.anyJobGroup())) {
@@ -213,6 +253,17 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
                     + "for the DEFAULT group", unknown, scheduler.getSchedulerName());
         }
         return guarded;
+    }
+
+    /** Jobs are not proxied whether or not they are guarded: their other lock annotations would do nothing. */
+    private static void checkUnguardedJobs(Scheduler scheduler) throws SchedulerException {
+        for (JobKey key : scheduler.getJobKeys(GroupMatcher.anyJobGroup())) {
+            JobDetail job = scheduler.getJobDetail(key);
+            if (job != null) {
+                GuardedJobs.checkNoProxyAnnotations(job.getJobClass(), "Quartz job " + key + " ("
+                        + job.getJobClass().getName() + ")");
+            }
+        }
     }
 
     private static void warnAboutNodeSpecificTimes(Scheduler scheduler, JobKey key) throws SchedulerException {
@@ -289,6 +340,7 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
 
     private boolean take(JobGuard guard, JobExecutionContext context) {
         String fire = describe(context);
+        boolean recovering = context.isRecovering();
         LockHandle running = null;
         String runningKey = null;
         try {
@@ -297,12 +349,18 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
                 runningKey = context.getJobDetail().getKey() + " in " + request.tenant();
                 running = keptRunningLock(runningKey);
                 if (running == null) {
-                    running = tryLock(request).orElse(null);
+                    running = recovering ? lockWaiting(request, recoveryWait(guard)) : tryLock(request).orElse(null);
                 }
                 if (running == null) {
                     log.debug("Vetoed {}: the job is still running on another node", fire);
                     return false;
                 }
+            }
+            if (recovering) {
+                // Quartz refires a run its node's death cut short, with the fire's own time: the marker is that run's
+                log.info("Let {} run: Quartz recovers it after the run that took it failed", fire);
+                held.put(Thread.currentThread(), new HeldFire(context.getFireInstanceId(), fire, running, runningKey, null));
+                return true;
             }
             Optional<LockHandle> marker = tryLock(guard.fireLock(context));
             if (marker.isEmpty()) {
@@ -330,6 +388,28 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
         // the scoped form renews too; Quartz releases it on this same thread (such a lock is never kept
         // for a held-back fire)
         return locks.tryEnter(request);
+    }
+
+    /** Waiting at most {@code wait} (null: the service's default), renewed by the watchdog until released. */
+    private LockHandle lockWaiting(LockRequest request, Duration wait) {
+        LockRequest waiting = wait == null ? request : request.withWaitAtMost(wait);
+        if (engine != null) {
+            return engine.keepRenewed(engine.acquire(waiting));
+        }
+        return locks.enter(waiting);
+    }
+
+    /**
+     * How long a recovered fire waits for the running lock: the failed run's lock lapses at most its
+     * lease after its last renewal, which came before the failure; a little more for the store's polls.
+     */
+    private Duration recoveryWait(JobGuard guard) {
+        Duration lease = guard.lease() != null ? guard.lease() : engine != null ? engine.settings().defaultLease() : null;
+        if (lease == null) {
+            return null;
+        }
+        Duration wait = lease.plus(RECOVERY_WAIT_MARGIN);
+        return wait.compareTo(LockRequest.MAX_DURATION) > 0 ? LockRequest.MAX_DURATION : wait;
     }
 
     /**

@@ -39,13 +39,18 @@ import org.quartz.JobExecutionException;
 import org.quartz.JobKey;
 import org.quartz.Scheduler;
 import org.quartz.SchedulerException;
+import org.quartz.SchedulerMetaData;
 import org.quartz.SimpleScheduleBuilder;
 import org.quartz.Trigger;
 import org.quartz.Trigger.CompletedExecutionInstruction;
 import org.quartz.Trigger.TriggerState;
 import org.quartz.TriggerBuilder;
 import org.quartz.TriggerKey;
+import org.quartz.core.ListenerManagerImpl;
+import org.quartz.core.QuartzScheduler;
+import org.quartz.impl.jdbcjobstore.JobStoreTX;
 import org.quartz.listeners.TriggerListenerSupport;
+import org.quartz.simpl.SimpleThreadPool;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 
@@ -409,6 +414,74 @@ class ClusterSingletonTriggerListenerTest {
 
         waitFor(() -> runningLockHolders(locks).isEmpty(), ClusterSingletonTriggerListener.CATCH_UP_WAIT.plusSeconds(5));
         assertThat(locks.heldCount()).as("handles the listener still holds").isZero();
+    }
+
+    @Test
+    void aFireQuartzRecoversRunsDespiteTheMarkerTheFailedRunTook() {
+        JobDetail job = JobBuilder.newJob(TestJobs.GuardedJob.class).withIdentity("guarded", "cluster").build();
+        JobExecutionContext failed = fire(job, "fire-1", aWhileAgo());
+        ClusterSingletonTriggerListener beforeTheCrash = new ClusterSingletonTriggerListener(node("node-a").locks);
+        assertThat(beforeTheCrash.vetoJobExecution(failed.getTrigger(), failed)).isFalse();
+
+        // the node died mid-run; its JDBC job store, started again, fires the same fire once more
+        JobExecutionContext recovered = recovering(failed, "fire-2");
+        ClusterSingletonTriggerListener afterTheRestart = new ClusterSingletonTriggerListener(node("node-a2").locks);
+        assertThat(afterTheRestart.vetoJobExecution(recovered.getTrigger(), recovered)).isFalse();
+    }
+
+    @Test
+    void aRecoveredFireOfAOneAtATimeJobWaitsForTheFailedRunsRunningLockToLapse() {
+        JdbcLockService crashed = node("node-a").locks;
+        JobExecutionContext failed = fire(oneAtATimeJob(), "fire-1", aWhileAgo());
+        // what the failed run left: its marker and its running lock, no longer renewed
+        crashed.tryAcquire(LockRequest.singleton("job:cluster.once").lease(Duration.ofSeconds(1)).build()).orElseThrow();
+        crashed.tryAcquire(LockRequest.singleton(failedMarker(failed)).lease(Duration.ofMinutes(10)).build()).orElseThrow();
+
+        JobExecutionContext recovered = recovering(failed, "fire-2");
+        ClusterSingletonTriggerListener restarted = new ClusterSingletonTriggerListener(node("node-a2").locks);
+        assertThat(restarted.vetoJobExecution(recovered.getTrigger(), recovered)).isFalse();
+        assertThat(runningLockHolders(crashed)).singleElement().satisfies(h -> assertThat(h.node()).isEqualTo("node-a2"));
+        restarted.triggerComplete(recovered.getTrigger(), recovered, CompletedExecutionInstruction.NOOP);
+    }
+
+    @Test
+    void aSchedulerWithAClusteredJobStoreIsLeftToQuartz() throws Exception {
+        Scheduler scheduler = clusteredScheduler();
+
+        assertThat(new ClusterSingletonTriggerListener(node("node-a").locks).registerWith(scheduler)).isFalse();
+        assertThat(scheduler.getListenerManager().getTriggerListeners()).isEmpty();
+        assertThat(scheduler.getListenerManager().getJobListeners()).isEmpty();
+    }
+
+    /** A scheduler of a clustered JDBC job store, with no jobs. */
+    private static Scheduler clusteredScheduler() throws SchedulerException {
+        String name = "clustered";
+        Scheduler scheduler = mock(Scheduler.class);
+        when(scheduler.getSchedulerName()).thenReturn(name);
+        when(scheduler.getListenerManager()).thenReturn(new ListenerManagerImpl());
+        when(scheduler.getMetaData()).thenReturn(new SchedulerMetaData(name, "node-a",
+                QuartzScheduler.class, false, false, true, false, null, 0, JobStoreTX.class, true, true,
+                SimpleThreadPool.class, 3, "2.5"));
+        return scheduler;
+    }
+
+    /** The same fire as {@code failed}, as Quartz's recovery fires it again. */
+    private static JobExecutionContext recovering(JobExecutionContext failed, String fireInstanceId) {
+        JobExecutionContext context = mock(JobExecutionContext.class);
+        JobDetail job = failed.getJobDetail();
+        Trigger trigger = failed.getTrigger();
+        Date scheduled = failed.getScheduledFireTime();
+        when(context.getJobDetail()).thenReturn(job);
+        when(context.getFireInstanceId()).thenReturn(fireInstanceId);
+        when(context.getScheduledFireTime()).thenReturn(scheduled);
+        when(context.getTrigger()).thenReturn(trigger);
+        when(context.isRecovering()).thenReturn(true);
+        return context;
+    }
+
+    private static String failedMarker(JobExecutionContext failed) {
+        return "job:" + failed.getJobDetail().getKey() + "@" + failed.getTrigger().getKey() + "@"
+                + failed.getScheduledFireTime().getTime();
     }
 
     /** The listener lets {@code fire} run, and the run ends. */

@@ -119,6 +119,22 @@ class LocksQuartzAutoConfigurationTest {
     }
 
     @Test
+    void leavesASchedulerWithAClusteredJobStoreToQuartz() {
+        contexts.withUserConfiguration(LockServiceConfig.class)
+                .withPropertyValues("spring.quartz.job-store-type=jdbc", "spring.quartz.jdbc.initialize-schema=always",
+                        "spring.quartz.properties.org.quartz.jobStore.isClustered=true")
+                .run(context -> {
+                    Scheduler scheduler = context.getBean(Scheduler.class);
+
+                    assertThat(scheduler.getMetaData().isJobStoreClustered()).isTrue();
+                    assertThat(scheduler.getListenerManager().getTriggerListener(ClusterSingletonTriggerListener.NAME))
+                            .isNull();
+                    assertThat(scheduler.getListenerManager().getJobListener(ClusterSingletonTriggerListener.NAME))
+                            .isNull();
+                });
+    }
+
+    @Test
     void guardsTheJobKeysListedInTheProperties() {
         contexts.withUserConfiguration(LockServiceConfig.class)
                 .withPropertyValues("locks.quartz.jobs=reports.nightly,cleanup")

@@ -26,6 +26,7 @@ import org.quartz.listeners.TriggerListenerSupport;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.quartz.autoconfigure.QuartzAutoConfiguration;
 import org.springframework.boot.quartz.autoconfigure.SchedulerFactoryBeanCustomizer;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -116,6 +117,19 @@ class LocksQuartzAutoConfigurationTest {
             assertThat(scheduler.getListenerManager().getTriggerListener(ClusterSingletonTriggerListener.NAME))
                     .isSameAs(context.getBean(ClusterSingletonTriggerListener.class));
         });
+    }
+
+    @Test
+    void guardsASchedulerTheApplicationBuildsWithoutSpringBootsQuartzModule() {
+        new ApplicationContextRunner().withClassLoader(new FilteredClassLoader(SchedulerFactoryBeanCustomizer.class))
+                .withConfiguration(AutoConfigurations.of(LocksQuartzAutoConfiguration.class))
+                .withUserConfiguration(LockServiceConfig.class, OwnSchedulerConfig.class)
+                .run(context -> {
+                    Scheduler scheduler = context.getBean(Scheduler.class);
+
+                    assertThat(scheduler.getListenerManager().getTriggerListener(ClusterSingletonTriggerListener.NAME))
+                            .isSameAs(context.getBean(ClusterSingletonTriggerListener.class));
+                });
     }
 
     @Test

@@ -68,9 +68,10 @@ import dev.locks.annotation.ClusterSingleton;
  *
  * <p><b>The same fire times on every node.</b> Deduplication needs every node to compute the same
  * scheduled times: a cron trigger with the same expression and time zone, or a simple trigger whose
- * start time is fixed or aligned to its interval. A simple trigger that starts "now" fires at times
- * that depend on when each node started, and its fires are not deduplicated; {@link #checkJobs}
- * warns about it.
+ * start time is fixed or aligned to its interval. A trigger that starts "now" (a one-shot, a simple
+ * or a calendar-interval trigger) fires at times that depend on when each node scheduled it, and each
+ * node runs its own fires; {@link #checkJobs} warns when a first fire time is on an odd millisecond,
+ * as {@code startNow()} gives. A start that differs between nodes by whole seconds is not seen.
  *
  * <p><b>Misfires.</b> A fire a node could not start within {@code org.quartz.jobStore.misfireThreshold}
  * (default 60 s) of its time follows the trigger's misfire instruction on that node. Instructions that
@@ -268,16 +269,31 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
 
     private static void warnAboutNodeSpecificTimes(Scheduler scheduler, JobKey key) throws SchedulerException {
         for (Trigger trigger : scheduler.getTriggersOfJob(key)) {
-            // a start on an odd millisecond that is not aligned to the interval is what startNow() gives
-            long start = trigger.getStartTime().getTime();
-            if (trigger instanceof SimpleTrigger simple && simple.getRepeatInterval() > 0 && start % 1000 != 0
-                    && start % simple.getRepeatInterval() != 0) {
-                log.warn("Trigger {} of guarded job {} starts at {}, which looks like the moment this node scheduled "
-                        + "it: its fire times will differ from the other nodes' and its fires will not be "
-                        + "deduplicated. Start it at a fixed time or one aligned to its interval, or use a cron trigger",
-                        trigger.getKey(), key, trigger.getStartTime().toInstant());
+            Date next = firstFireTime(trigger);
+            if (next != null && nodeSpecific(trigger, next.getTime())) {
+                log.warn("Trigger {} of guarded job {} fires at {}, which looks like the moment this node scheduled "
+                        + "it (startNow()): its fire times will differ from the other nodes' and each node will run "
+                        + "its own fires. Start it at a fixed time or one aligned to its interval, or use a cron trigger",
+                        trigger.getKey(), key, next.toInstant());
             }
         }
+    }
+
+    private static Date firstFireTime(Trigger trigger) {
+        return trigger.getNextFireTime() != null ? trigger.getNextFireTime() : trigger.getStartTime();
+    }
+
+    /**
+     * A fire time on an odd millisecond, which is not on a simple trigger's interval either, is what
+     * {@code startNow()} gives any trigger whose times follow its start (simple and calendar-interval
+     * triggers, one-shots included); cron and daily-time-interval times fall on whole seconds.
+     */
+    private static boolean nodeSpecific(Trigger trigger, long fireTime) {
+        if (fireTime % 1000 == 0) {
+            return false;
+        }
+        return !(trigger instanceof SimpleTrigger simple && simple.getRepeatInterval() > 0
+                && fireTime % simple.getRepeatInterval() == 0);
     }
 
     @Override

@@ -31,6 +31,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.quartz.CalendarIntervalScheduleBuilder;
+import org.quartz.CronScheduleBuilder;
+import org.quartz.DailyTimeIntervalScheduleBuilder;
 import org.quartz.Job;
 import org.quartz.JobBuilder;
 import org.quartz.JobDetail;
@@ -40,6 +43,7 @@ import org.quartz.JobKey;
 import org.quartz.Scheduler;
 import org.quartz.SchedulerException;
 import org.quartz.SchedulerMetaData;
+import org.quartz.ScheduleBuilder;
 import org.quartz.SimpleScheduleBuilder;
 import org.quartz.Trigger;
 import org.quartz.Trigger.CompletedExecutionInstruction;
@@ -565,6 +569,27 @@ class ClusterSingletonTriggerListenerTest {
 
         assertThat(output.getOut()).contains("Trigger cluster.started-now of guarded job cluster.started-now")
                 .doesNotContain("Trigger cluster.aligned");
+    }
+
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void checkingWarnsAboutAnyTriggerThatStartsWhenTheNodeSchedulesIt(CapturedOutput output) throws Exception {
+        QuartzNode node = node("node-a");
+        Map<String, ScheduleBuilder<? extends Trigger>> schedules = Map.of(
+                "one-shot", SimpleScheduleBuilder.simpleSchedule(),
+                "calendar", CalendarIntervalScheduleBuilder.calendarIntervalSchedule().withIntervalInHours(1),
+                "daily", DailyTimeIntervalScheduleBuilder.dailyTimeIntervalSchedule().withIntervalInHours(1),
+                "cron", CronScheduleBuilder.cronSchedule("0 0 * * * ?"));
+        // an odd millisecond, as startNow() almost always gives
+        Date now = Date.from(nextSecond().plusMillis(1234));
+        schedules.forEach((name, schedule) -> node.schedule(job(TestJobs.GuardedJob.class, name, node.id),
+                TriggerBuilder.newTrigger().withIdentity(name, "cluster").startAt(now).withSchedule(schedule).build()));
+        new ClusterSingletonTriggerListener(node.locks).checkJobs(node.scheduler);
+
+        assertThat(output.getOut()).contains("Trigger cluster.one-shot of guarded job cluster.one-shot")
+                .contains("Trigger cluster.calendar of guarded job cluster.calendar")
+                .as("whole-second times of day and cron times").doesNotContain("Trigger cluster.daily")
+                .doesNotContain("Trigger cluster.cron");
     }
 
     @Test

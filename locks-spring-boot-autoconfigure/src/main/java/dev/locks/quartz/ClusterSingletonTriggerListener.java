@@ -74,7 +74,9 @@ import dev.locks.annotation.ClusterSingleton;
  * as {@code startNow()} gives. A start that differs between nodes by whole seconds is not seen.
  *
  * <p><b>Misfires.</b> A fire a node could not start within {@code org.quartz.jobStore.misfireThreshold}
- * (default 60 s) of its time follows the trigger's misfire instruction on that node. Instructions that
+ * (default 5 s in Quartz's in-memory store, Spring Boot's default, and 60 s in its JDBC stores) of its
+ * time follows the trigger's misfire instruction on that node. A fire started late but within the
+ * threshold keeps its time, so the marker retention should be longer than the threshold. Instructions that
  * keep the schedule's times are deduplicated against the other nodes like any fire: a repeat-forever
  * simple trigger's default ({@code RESCHEDULE_NEXT_WITH_REMAINING_COUNT}: skip to the next time), a cron
  * trigger's {@code withMisfireHandlingInstructionDoNothing()}, and {@code IGNORE_MISFIRE_POLICY} (fire the
@@ -99,7 +101,8 @@ import dev.locks.annotation.ClusterSingleton;
  *
  * <p><b>Failures.</b> If the lock store cannot be reached, or the annotation cannot be understood, the
  * fire is vetoed and logged: a guarded job never runs unguarded. A job that asks to be re-executed at
- * once ({@code JobExecutionException.setRefireImmediately}) keeps its locks for the re-run.
+ * once ({@code JobExecutionException.setRefireImmediately}) keeps its locks for the re-run. Another
+ * listener's veto of a fire this one took cancels the fire for the whole cluster: its marker stays.
  *
  * <p>With Spring Boot the auto-configuration registers it; with plain Quartz call
  * {@link #registerWith(Scheduler)} before starting the scheduler. It is both a trigger listener (the

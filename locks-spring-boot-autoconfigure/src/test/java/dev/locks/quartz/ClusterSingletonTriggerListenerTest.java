@@ -159,25 +159,6 @@ class ClusterSingletonTriggerListenerTest {
     }
 
     @Test
-    void aJobWithTwoTriggersRunsEachTriggersFireOnceAcrossTheCluster() throws Exception {
-        Instant start = nextSecond();
-        for (String id : List.of("node-a", "node-b", "node-c")) {
-            QuartzNode node = node(id);
-            // the same fire times, each trigger with its own job data
-            node.scheduler.scheduleJob(job(TestJobs.GuardedJob.class, "report", id), Set.of(
-                    every(500, "hourly", start, 2, "customer", "acme"),
-                    every(500, "daily", start, 2, "customer", "globex")), false);
-            node.start();
-        }
-        sleepUntil(start.plusMillis(1300));
-
-        assertThat(log.nodesByTriggerAndFireTime("report")).containsOnlyKeys("daily", "hourly")
-                .allSatisfy((trigger, byTime) -> assertThat(byTime).as("fires of %s", trigger)
-                        .containsOnlyKeys(start.toEpochMilli(), start.toEpochMilli() + 500)
-                        .allSatisfy((time, ranOn) -> assertThat(ranOn).hasSize(1)));
-    }
-
-    @Test
     void twoJobDetailsOfOneNamedClassEachRunTheirFiresOnceAcrossTheCluster() throws Exception {
         Instant start = nextSecond();
         for (String id : List.of("node-a", "node-b", "node-c")) {
@@ -683,11 +664,6 @@ class ClusterSingletonTriggerListenerTest {
                 .withSchedule(SimpleScheduleBuilder.simpleSchedule().withIntervalInMilliseconds(millis)
                         .withRepeatCount(fires - 1))
                 .build();
-    }
-
-    /** As {@link #every(long, String, Instant, int)}, with an entry of job data of the trigger's own. */
-    private static Trigger every(long millis, String name, Instant start, int fires, String key, String value) {
-        return every(millis, name, start, fires).getTriggerBuilder().usingJobData(key, value).build();
     }
 
     /** The fire marker of the job {@code cluster.<job>} fired by the trigger {@code cluster.<trigger>}. */

@@ -38,8 +38,8 @@ import dev.locks.annotation.ClusterSingleton;
 
 /**
  * Runs each scheduled fire of a guarded Quartz job on exactly one node of the cluster, when every node
- * schedules the job in its own job store (in memory, or a JDBC store that is not clustered). A job is guarded when its class is annotated
- * {@link ClusterSingleton} or its key is configured.
+ * schedules the job in its own job store (in memory, or a JDBC store that is not clustered). A job is
+ * guarded when its class is annotated {@link ClusterSingleton} or its key is configured.
  *
  * <p><b>How.</b> Quartz asks every global trigger listener whether to veto a fire, on the worker
  * thread that will run it. This listener takes the singleton {@code job:<job>@<trigger>@<scheduled
@@ -47,11 +47,12 @@ import dev.locks.annotation.ClusterSingleton;
  * after the annotation's {@code name} and a colon if it sets one, and {@code <trigger>} the trigger's
  * key ({@code #} and its SHA-256 if the name would be too long); the scheduled fire time is the same
  * on every node, so one node gets it and the others veto the fire. Two triggers of a job, or two job
- * details of one class, that fire at the same time are two fires, each run once. The marker is renewed while the job runs and stays until the run ends or until
- * {@code fireMarkerRetention} (default 10 minutes, or the annotation's {@code lockAtLeastFor}) after
- * it was taken, whichever is later, so that a node whose clock or thread pool fires the same time up
- * to that late is vetoed too. Then the store's purge deletes it. No guess about the job's length is
- * needed: each fire has its own name.
+ * details of one class, that fire at the same time are two fires, each run once. The marker is
+ * renewed while the job runs and stays until the run ends or until {@code fireMarkerRetention}
+ * (default 10 minutes, or the annotation's {@code lockAtLeastFor}) after it was taken, whichever is
+ * later, so that a node whose clock or thread pool fires the same time up to that late is vetoed too.
+ * Then the store's purge deletes it. No guess about the job's length is needed: each fire has its own
+ * name.
  *
  * <p><b>The guarantee.</b> Each scheduled fire time runs at most once across the cluster, and exactly
  * once as long as a node that fires it stays up and reaches the lock store, within the limits below.
@@ -76,8 +77,8 @@ import dev.locks.annotation.ClusterSingleton;
  * <p><b>Misfires.</b> A fire a node could not start within {@code org.quartz.jobStore.misfireThreshold}
  * (default 5 s in Quartz's in-memory store, Spring Boot's default, and 60 s in its JDBC stores) of its
  * time follows the trigger's misfire instruction on that node. A fire started late but within the
- * threshold keeps its time, so the marker retention should be longer than the threshold. Instructions that
- * keep the schedule's times are deduplicated against the other nodes like any fire: a repeat-forever
+ * threshold keeps its time, so the marker retention should be longer than the threshold. Instructions
+ * that keep the schedule's times are deduplicated against the other nodes like any fire: a repeat-forever
  * simple trigger's default ({@code RESCHEDULE_NEXT_WITH_REMAINING_COUNT}: skip to the next time), a cron
  * trigger's {@code withMisfireHandlingInstructionDoNothing()}, and {@code IGNORE_MISFIRE_POLICY} (fire the
  * missed times with their own times). The others use this node's current time: the cron default
@@ -117,8 +118,8 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
     /** How long a fire's marker is kept after it was taken, unless configured otherwise. */
     public static final Duration DEFAULT_FIRE_MARKER_RETENTION = Duration.ofMinutes(10);
 
-    /** Why a scheduler with a clustered job store is not guarded, for the logs. */
-    public static final String CLUSTERED_STORE = "its job store is clustered, so Quartz itself runs each fire on one node "
+    // why a scheduler with a clustered job store is not guarded, for the logs
+    private static final String CLUSTERED_STORE = "its job store is clustered, so Quartz itself runs each fire on one node "
             + "of the cluster (and recovers the fires of a node that died); its jobs are not guarded by the lock service";
 
     private static final Logger log = LoggerFactory.getLogger(ClusterSingletonTriggerListener.class);
@@ -378,7 +379,8 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
             if (recovering) {
                 // Quartz refires a run its node's death cut short, with the fire's own time: the marker is that run's
                 log.info("Let {} run: Quartz recovers it after the run that took it failed", fire);
-                held.put(Thread.currentThread(), new HeldFire(context.getFireInstanceId(), fire, running, runningKey, null));
+                held.put(Thread.currentThread(),
+                        new HeldFire(context.getFireInstanceId(), fire, running, runningKey, null));
                 return true;
             }
             Optional<LockHandle> marker = tryLock(guard.fireLock(context));

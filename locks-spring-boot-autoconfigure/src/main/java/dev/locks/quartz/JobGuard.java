@@ -20,7 +20,8 @@ import dev.locks.LockRequest;
  * How one guarded Quartz job is locked: the singleton names, the lease of a run, how long a fire's
  * marker outlives the run, and whether runs may overlap across nodes.
  *
- * @param jobName the job part of the lock names: the job key, after the {@code @ClusterSingleton} name if it has one
+ * @param jobName the job part of the lock names: the job key, after the {@code @ClusterSingleton} name
+ *                if it sets one
  * @param lease lease of a run, renewed while it runs; null for the lock service's default
  * @param fireMarkerRetention how long after a fire was taken its marker stays, whatever the run's length
  * @param oneRunAtATime the job class is {@code @DisallowConcurrentExecution}: no two nodes run it at once
@@ -30,13 +31,13 @@ import dev.locks.LockRequest;
 record JobGuard(String jobName, Duration lease, Duration fireMarkerRetention, boolean oneRunAtATime,
         Expression tenant) {
 
+    /** The longest singleton name a lock request accepts (in NFC). */
+    static final int MAX_NAME_LENGTH = 1000;
+
     /** @return the singleton held while the job runs anywhere (for {@link #oneRunAtATime} jobs) */
     String runningLockName() {
         return "job:" + jobName;
     }
-
-    /** The longest singleton name a lock request accepts (in NFC). */
-    static final int MAX_NAME_LENGTH = 1000;
 
     /**
      * The marker's name holds the trigger's key: the triggers of one job may fire at the same time, and
@@ -62,7 +63,8 @@ record JobGuard(String jobName, Duration lease, Duration fireMarkerRetention, bo
 
     private static String sha256(String text) {
         try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest);
         }
         catch (NoSuchAlgorithmException ex) {
             throw new IllegalStateException("Every Java platform has SHA-256", ex);

@@ -49,7 +49,8 @@ public final class LocksQuartzAutoConfiguration {
     static class BootSchedulerConfiguration {
 
         @Bean
-        ClusterSingletonSchedulerCustomizer clusterSingletonSchedulerCustomizer(ClusterSingletonTriggerListener listener) {
+        ClusterSingletonSchedulerCustomizer clusterSingletonSchedulerCustomizer(
+                ClusterSingletonTriggerListener listener) {
             return new ClusterSingletonSchedulerCustomizer(listener);
         }
     }

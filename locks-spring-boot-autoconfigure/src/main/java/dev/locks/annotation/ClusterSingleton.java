@@ -24,7 +24,10 @@ import java.lang.annotation.Target;
 @Documented
 public @interface ClusterSingleton {
 
-    /** @return the singleton's name; empty for {@code ClassName.methodName} (or the job key for Quartz) */
+    /**
+     * @return the singleton's name; empty for {@code ClassName.methodName}. On a Quartz job class it
+     *         prefixes the job key in the lock names, which stay one per job detail
+     */
     String name() default "";
 
     /** @return the lease while running, renewed by the watchdog, e.g. {@code "10m"}; empty for the default lease */

@@ -38,24 +38,27 @@ import dev.locks.annotation.ClusterSingleton;
 
 /**
  * Runs each scheduled fire of a guarded Quartz job on exactly one node of the cluster, when every node
- * schedules the job in its own (in-memory) job store. A job is guarded when its class is annotated
- * {@link ClusterSingleton} or its key is configured.
+ * schedules the job in its own job store (in memory, or a JDBC store that is not clustered). A job is
+ * guarded when its class is annotated {@link ClusterSingleton} or its key is configured.
  *
  * <p><b>How.</b> Quartz asks every global trigger listener whether to veto a fire, on the worker
- * thread that will run it. This listener takes the singleton {@code job:<group.name>@<scheduled
- * fire time in epoch millis>} (the annotation's {@code name} replaces {@code group.name}) without
- * waiting; the scheduled fire time is the same on every node, so one node gets it and the others
- * veto the fire. The marker is renewed while the job runs and stays until the run ends or until
- * {@code fireMarkerRetention} (default 10 minutes, or the annotation's {@code lockAtLeastFor}) after
- * it was taken, whichever is later, so that a node whose clock or thread pool fires the same time up
- * to that late is vetoed too. Then the store's purge deletes it. No guess about the job's length is
- * needed: each fire has its own name.
+ * thread that will run it. This listener takes the singleton {@code job:<job>@<trigger>@<scheduled
+ * fire time in epoch millis>} without waiting, where {@code <job>} is the job key ({@code group.name}),
+ * after the annotation's {@code name} and a colon if it sets one, and {@code <trigger>} the trigger's
+ * key ({@code #} and its SHA-256 if the name would be too long); the scheduled fire time is the same
+ * on every node, so one node gets it and the others veto the fire. Two triggers of a job, or two job
+ * details of one class, that fire at the same time are two fires, each run once. The marker is
+ * renewed while the job runs and stays until the run ends or until {@code fireMarkerRetention}
+ * (default 10 minutes, or the annotation's {@code lockAtLeastFor}) after it was taken, whichever is
+ * later, so that a node whose clock or thread pool fires the same time up to that late is vetoed too.
+ * Then the store's purge deletes it. No guess about the job's length is needed: each fire has its own
+ * name.
  *
  * <p><b>The guarantee.</b> Each scheduled fire time runs at most once across the cluster, and exactly
  * once as long as a node that fires it stays up and reaches the lock store, within the limits below.
  *
  * <p><b>Overlapping runs.</b> A job class marked {@code @DisallowConcurrentExecution} also holds
- * {@code job:<group.name>} while it runs (lease: the annotation's {@code lockAtMostFor}, else the
+ * {@code job:<job>} while it runs (lease: the annotation's {@code lockAtMostFor}, else the
  * service's default, renewed): a fire that comes while another node still runs the job is vetoed
  * there. The node running the job fires it after the run, as Quartz does on one node (its own trigger
  * waits), subject to misfire handling; a run that outlasts the next fire time keeps the running lock
@@ -66,13 +69,16 @@ import dev.locks.annotation.ClusterSingleton;
  *
  * <p><b>The same fire times on every node.</b> Deduplication needs every node to compute the same
  * scheduled times: a cron trigger with the same expression and time zone, or a simple trigger whose
- * start time is fixed or aligned to its interval. A simple trigger that starts "now" fires at times
- * that depend on when each node started, and its fires are not deduplicated; {@link #checkJobs}
- * warns about it.
+ * start time is fixed or aligned to its interval. A trigger that starts "now" (a one-shot, a simple
+ * or a calendar-interval trigger) fires at times that depend on when each node scheduled it, and each
+ * node runs its own fires; {@link #checkJobs} warns when a first fire time is on an odd millisecond,
+ * as {@code startNow()} gives. A start that differs between nodes by whole seconds is not seen.
  *
  * <p><b>Misfires.</b> A fire a node could not start within {@code org.quartz.jobStore.misfireThreshold}
- * (default 60 s) of its time follows the trigger's misfire instruction on that node. Instructions that
- * keep the schedule's times are deduplicated against the other nodes like any fire: a repeat-forever
+ * (default 5 s in Quartz's in-memory store, Spring Boot's default, and 60 s in its JDBC stores) of its
+ * time follows the trigger's misfire instruction on that node. A fire started late but within the
+ * threshold keeps its time, so the marker retention should be longer than the threshold. Instructions
+ * that keep the schedule's times are deduplicated against the other nodes like any fire: a repeat-forever
  * simple trigger's default ({@code RESCHEDULE_NEXT_WITH_REMAINING_COUNT}: skip to the next time), a cron
  * trigger's {@code withMisfireHandlingInstructionDoNothing()}, and {@code IGNORE_MISFIRE_POLICY} (fire the
  * missed times with their own times). The others use this node's current time: the cron default
@@ -83,7 +89,12 @@ import dev.locks.annotation.ClusterSingleton;
  * run twice, use cron triggers with do-nothing, or repeat-forever simple triggers.
  *
  * <p><b>A node that dies mid-job.</b> Its fire is not run again by another node: the others vetoed
- * it when it came and will not fire that time again (at most once, never twice). Its locks lapse
+ * it when it came and will not fire that time again (at most once, never twice). A fire that Quartz
+ * recovers ({@code JobExecutionContext.isRecovering()}: a non-clustered JDBC job store refiring, at its
+ * restart, a job that requests recovery) passes the marker check, which the failed run's marker would
+ * fail; a {@code @DisallowConcurrentExecution} job's recovery still takes the running lock, waiting up
+ * to the job's lease (plus two seconds) for the failed run's lock to lapse. A scheduler with a
+ * clustered job store is not guarded at all ({@link #hasClusteredJobStore}). Its locks lapse
  * without renewal: the marker after its retention, and the running lock of a
  * {@code @DisallowConcurrentExecution} job after its lease. Until then the other nodes veto that job's
  * fires, and the fires they vetoed while it ran are lost with the dead node, which would have run
@@ -91,7 +102,8 @@ import dev.locks.annotation.ClusterSingleton;
  *
  * <p><b>Failures.</b> If the lock store cannot be reached, or the annotation cannot be understood, the
  * fire is vetoed and logged: a guarded job never runs unguarded. A job that asks to be re-executed at
- * once ({@code JobExecutionException.setRefireImmediately}) keeps its locks for the re-run.
+ * once ({@code JobExecutionException.setRefireImmediately}) keeps its locks for the re-run. Another
+ * listener's veto of a fire this one took cancels the fire for the whole cluster: its marker stays.
  *
  * <p>With Spring Boot the auto-configuration registers it; with plain Quartz call
  * {@link #registerWith(Scheduler)} before starting the scheduler. It is both a trigger listener (the
@@ -106,6 +118,10 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
     /** How long a fire's marker is kept after it was taken, unless configured otherwise. */
     public static final Duration DEFAULT_FIRE_MARKER_RETENTION = Duration.ofMinutes(10);
 
+    // why a scheduler with a clustered job store is not guarded, for the logs
+    private static final String CLUSTERED_STORE = "its job store is clustered, so Quartz itself runs each fire on one node "
+            + "of the cluster (and recovers the fires of a node that died); its jobs are not guarded by the lock service";
+
     private static final Logger log = LoggerFactory.getLogger(ClusterSingletonTriggerListener.class);
 
     /**
@@ -114,6 +130,9 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
      * that waits longer for a worker, finds the lock free for any node.
      */
     static final Duration CATCH_UP_WAIT = Duration.ofSeconds(5);
+
+    /** Beyond the lease of a failed run's running lock, how long its recovery waits for the lock to lapse. */
+    private static final Duration RECOVERY_WAIT_MARGIN = Duration.ofSeconds(2);
 
     private final LockService locks;
 
@@ -157,13 +176,34 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
 
     /**
      * Adds this listener to a scheduler for all its triggers and jobs; call it before the scheduler starts.
+     * A scheduler with a clustered job store is left alone (see {@link #hasClusteredJobStore}).
      *
      * @param scheduler a Quartz scheduler
+     * @return true if added; false for a scheduler with a clustered job store
      * @throws SchedulerException if Quartz refuses the listener
      */
-    public void registerWith(Scheduler scheduler) throws SchedulerException {
+    public boolean registerWith(Scheduler scheduler) throws SchedulerException {
+        if (hasClusteredJobStore(scheduler)) {
+            log.info("Did not add the cluster-singleton listener to Quartz scheduler '{}': {}", scheduler.getSchedulerName(),
+                    CLUSTERED_STORE);
+            return false;
+        }
         scheduler.getListenerManager().addTriggerListener(this);
         scheduler.getListenerManager().addJobListener(this);
+        return true;
+    }
+
+    /**
+     * Whether the scheduler has a clustered (JDBC) job store. Quartz then runs each fire once in the
+     * cluster itself, and recovers the fires of a node that died; a guard would add nothing but vetoes
+     * of those recoveries, so such a scheduler is not guarded.
+     *
+     * @param scheduler a Quartz scheduler
+     * @return true if its job store is clustered
+     * @throws SchedulerException if Quartz cannot describe the scheduler
+     */
+    public static boolean hasClusteredJobStore(Scheduler scheduler) throws SchedulerException {
+        return scheduler.getMetaData().isJobStoreClustered();
     }
 
     /**
@@ -181,14 +221,21 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
     /**
      * Checks a scheduler's jobs now rather than at their first fire: fails on a job whose
      * {@code @ClusterSingleton} cannot be understood, logs the guarded jobs, and warns about configured
-     * keys that name none of the scheduler's jobs (a typo would leave a job unguarded).
+     * keys that name none of the scheduler's jobs (a typo would leave a job unguarded). A scheduler
+     * with a clustered job store has no job guarded; its jobs are still checked for lock annotations
+     * that would do nothing.
      *
      * @param scheduler a scheduler with its jobs added
-     * @return the keys of its guarded jobs
+     * @return the keys of its guarded jobs; none for a clustered job store
      * @throws SchedulerException if Quartz cannot list the jobs
      * @throws IllegalArgumentException naming the job whose annotations or leases cannot be honoured
      */
     public List<JobKey> checkJobs(Scheduler scheduler) throws SchedulerException {
+        if (hasClusteredJobStore(scheduler)) {
+            checkUnguardedJobs(scheduler);
+            log.info("Quartz scheduler '{}': {}", scheduler.getSchedulerName(), CLUSTERED_STORE);
+            return List.of();
+        }
         List<JobKey> guarded = new ArrayList<>();
         Set<String> unknown = new LinkedHashSet<>(jobs.configuredKeys());
         for (JobKey key : scheduler.getJobKeys(GroupMatcher.anyJobGroup())) {
@@ -213,18 +260,44 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
         return guarded;
     }
 
-    private static void warnAboutNodeSpecificTimes(Scheduler scheduler, JobKey key) throws SchedulerException {
-        for (Trigger trigger : scheduler.getTriggersOfJob(key)) {
-            // a start on an odd millisecond that is not aligned to the interval is what startNow() gives
-            long start = trigger.getStartTime().getTime();
-            if (trigger instanceof SimpleTrigger simple && simple.getRepeatInterval() > 0 && start % 1000 != 0
-                    && start % simple.getRepeatInterval() != 0) {
-                log.warn("Trigger {} of guarded job {} starts at {}, which looks like the moment this node scheduled "
-                        + "it: its fire times will differ from the other nodes' and its fires will not be "
-                        + "deduplicated. Start it at a fixed time or one aligned to its interval, or use a cron trigger",
-                        trigger.getKey(), key, trigger.getStartTime().toInstant());
+    /** Jobs are not proxied whether or not they are guarded: their other lock annotations would do nothing. */
+    private static void checkUnguardedJobs(Scheduler scheduler) throws SchedulerException {
+        for (JobKey key : scheduler.getJobKeys(GroupMatcher.anyJobGroup())) {
+            JobDetail job = scheduler.getJobDetail(key);
+            if (job != null) {
+                GuardedJobs.checkNoProxyAnnotations(job.getJobClass(), "Quartz job " + key + " ("
+                        + job.getJobClass().getName() + ")");
             }
         }
+    }
+
+    private static void warnAboutNodeSpecificTimes(Scheduler scheduler, JobKey key) throws SchedulerException {
+        for (Trigger trigger : scheduler.getTriggersOfJob(key)) {
+            Date next = firstFireTime(trigger);
+            if (next != null && nodeSpecific(trigger, next.getTime())) {
+                log.warn("Trigger {} of guarded job {} fires at {}, which looks like the moment this node scheduled "
+                        + "it (startNow()): its fire times will differ from the other nodes' and each node will run "
+                        + "its own fires. Start it at a fixed time or one aligned to its interval, or use a cron trigger",
+                        trigger.getKey(), key, next.toInstant());
+            }
+        }
+    }
+
+    private static Date firstFireTime(Trigger trigger) {
+        return trigger.getNextFireTime() != null ? trigger.getNextFireTime() : trigger.getStartTime();
+    }
+
+    /**
+     * A fire time on an odd millisecond, which is not on a simple trigger's interval either, is what
+     * {@code startNow()} gives any trigger whose times follow its start (simple and calendar-interval
+     * triggers, one-shots included); cron and daily-time-interval times fall on whole seconds.
+     */
+    private static boolean nodeSpecific(Trigger trigger, long fireTime) {
+        if (fireTime % 1000 == 0) {
+            return false;
+        }
+        return !(trigger instanceof SimpleTrigger simple && simple.getRepeatInterval() > 0
+                && fireTime % simple.getRepeatInterval() == 0);
     }
 
     @Override
@@ -287,6 +360,7 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
 
     private boolean take(JobGuard guard, JobExecutionContext context) {
         String fire = describe(context);
+        boolean recovering = context.isRecovering();
         LockHandle running = null;
         String runningKey = null;
         try {
@@ -295,12 +369,19 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
                 runningKey = context.getJobDetail().getKey() + " in " + request.tenant();
                 running = keptRunningLock(runningKey);
                 if (running == null) {
-                    running = tryLock(request).orElse(null);
+                    running = recovering ? lockWaiting(request, recoveryWait(guard)) : tryLock(request).orElse(null);
                 }
                 if (running == null) {
                     log.debug("Vetoed {}: the job is still running on another node", fire);
                     return false;
                 }
+            }
+            if (recovering) {
+                // Quartz refires a run its node's death cut short, with the fire's own time: the marker is that run's
+                log.info("Let {} run: Quartz recovers it after the run that took it failed", fire);
+                held.put(Thread.currentThread(),
+                        new HeldFire(context.getFireInstanceId(), fire, running, runningKey, null));
+                return true;
             }
             Optional<LockHandle> marker = tryLock(guard.fireLock(context));
             if (marker.isEmpty()) {
@@ -328,6 +409,28 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
         // the scoped form renews too; Quartz releases it on this same thread (such a lock is never kept
         // for a held-back fire)
         return locks.tryEnter(request);
+    }
+
+    /** Waiting at most {@code wait} (null: the service's default), renewed by the watchdog until released. */
+    private LockHandle lockWaiting(LockRequest request, Duration wait) {
+        LockRequest waiting = wait == null ? request : request.withWaitAtMost(wait);
+        if (engine != null) {
+            return engine.keepRenewed(engine.acquire(waiting));
+        }
+        return locks.enter(waiting);
+    }
+
+    /**
+     * How long a recovered fire waits for the running lock: the failed run's lock lapses at most its
+     * lease after its last renewal, which came before the failure; a little more for the store's polls.
+     */
+    private Duration recoveryWait(JobGuard guard) {
+        Duration lease = guard.lease() != null ? guard.lease() : engine != null ? engine.settings().defaultLease() : null;
+        if (lease == null) {
+            return null;
+        }
+        Duration wait = lease.plus(RECOVERY_WAIT_MARGIN);
+        return wait.compareTo(LockRequest.MAX_DURATION) > 0 ? LockRequest.MAX_DURATION : wait;
     }
 
     /**

@@ -108,7 +108,8 @@ final class GuardedJobs {
         Expression tenant = null;
         if (annotation != null) {
             if (!annotation.name().isBlank()) {
-                jobName = annotation.name().strip();
+                // the key stays: one class may back several job details, each with fires of its own
+                jobName = annotation.name().strip() + ":" + jobName;
             }
             lease = duration(annotation.lockAtMostFor(), "lockAtMostFor", where);
             if (lease != null) {
@@ -124,8 +125,9 @@ final class GuardedJobs {
                         + "skipped (vetoed)", where, annotation.onBusy());
             }
         }
-        checkRequests(jobName, lease, retention, where);
-        return Optional.of(new JobGuard(jobName, lease, retention, job.isConcurrentExecutionDisallowed(), tenant));
+        JobGuard guard = new JobGuard(jobName, lease, retention, job.isConcurrentExecutionDisallowed(), tenant);
+        checkRequests(guard, where);
+        return Optional.of(guard);
     }
 
     /**
@@ -163,13 +165,16 @@ final class GuardedJobs {
     }
 
     /** Builds the job's requests once, so that a bad name or lease fails now, naming the job, not at every fire. */
-    private static void checkRequests(String jobName, Duration lease, Duration retention, String where) {
+    private static void checkRequests(JobGuard guard, String where) {
         try {
-            LockRequest.singleton("job:" + jobName + "@" + Long.MAX_VALUE).lease(retention).lockAtLeastFor(retention)
-                    .build();
-            if (lease != null) {
-                LockRequest.singleton("job:" + jobName).lease(lease).build();
+            // a trigger key too long for the marker's name is hashed: the hashed form is the longest
+            LockRequest.singleton(guard.hashedFireLockName("0".repeat(64), Long.MAX_VALUE))
+                    .lease(guard.fireMarkerRetention()).lockAtLeastFor(guard.fireMarkerRetention()).build();
+            LockRequest.Builder running = LockRequest.singleton(guard.runningLockName());
+            if (guard.lease() != null) {
+                running.lease(guard.lease());
             }
+            running.build();
         }
         catch (IllegalArgumentException ex) {
             throw new IllegalArgumentException(where + " cannot be guarded: " + ex.getMessage(), ex);

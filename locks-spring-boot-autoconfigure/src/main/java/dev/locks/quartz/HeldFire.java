@@ -13,7 +13,8 @@ import dev.locks.LockHandle;
  * @param running the job's running lock, or null when runs may overlap
  * @param runningKey the job and the running lock's tenant, under which a running lock waits for the
  *                   node's next fire of the job; null with {@code running}
- * @param marker the fire's marker, kept after release until its retention has passed
+ * @param marker the fire's marker, kept after release until its retention has passed; null for a fire
+ *               Quartz recovers, whose marker the failed run took
  */
 record HeldFire(String fireInstanceId, String description, LockHandle running, String runningKey, LockHandle marker) {
 
@@ -34,7 +35,9 @@ record HeldFire(String fireInstanceId, String description, LockHandle running, S
 
     /** Leaves the marker to lapse after its retention; the running lock stays with the caller. */
     void releaseMarker() {
-        release(marker, "fire marker");
+        if (marker != null) {
+            release(marker, "fire marker");
+        }
     }
 
     private void release(LockHandle handle, String what) {

@@ -1,9 +1,15 @@
 package dev.locks.quartz;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.text.Normalizer;
 import java.time.Duration;
 import java.util.Date;
+import java.util.HexFormat;
 
 import org.quartz.JobExecutionContext;
+import org.quartz.TriggerKey;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.Expression;
 import org.springframework.expression.spel.support.SimpleEvaluationContext;
@@ -14,7 +20,8 @@ import dev.locks.LockRequest;
  * How one guarded Quartz job is locked: the singleton names, the lease of a run, how long a fire's
  * marker outlives the run, and whether runs may overlap across nodes.
  *
- * @param jobName the job part of the lock names: the {@code @ClusterSingleton} name or the job key
+ * @param jobName the job part of the lock names: the job key, after the {@code @ClusterSingleton} name
+ *                if it sets one
  * @param lease lease of a run, renewed while it runs; null for the lock service's default
  * @param fireMarkerRetention how long after a fire was taken its marker stays, whatever the run's length
  * @param oneRunAtATime the job class is {@code @DisallowConcurrentExecution}: no two nodes run it at once
@@ -24,17 +31,44 @@ import dev.locks.LockRequest;
 record JobGuard(String jobName, Duration lease, Duration fireMarkerRetention, boolean oneRunAtATime,
         Expression tenant) {
 
+    /** The longest singleton name a lock request accepts (in NFC). */
+    static final int MAX_NAME_LENGTH = 1000;
+
     /** @return the singleton held while the job runs anywhere (for {@link #oneRunAtATime} jobs) */
     String runningLockName() {
         return "job:" + jobName;
     }
 
     /**
+     * The marker's name holds the trigger's key: the triggers of one job may fire at the same time, and
+     * each such fire is its own (every node has the same trigger keys). A key too long for the name
+     * is replaced by its SHA-256.
+     *
+     * @param trigger the key of the trigger that fires
      * @param scheduledFireTime the trigger's scheduled fire time, the same on every node
      * @return the singleton that marks this fire as taken
      */
-    String fireLockName(Date scheduledFireTime) {
-        return "job:" + jobName + "@" + scheduledFireTime.getTime();
+    String fireLockName(TriggerKey trigger, Date scheduledFireTime) {
+        String name = "job:" + jobName + "@" + trigger + "@" + scheduledFireTime.getTime();
+        if (Normalizer.normalize(name, Normalizer.Form.NFC).length() <= MAX_NAME_LENGTH) {
+            return name;
+        }
+        return hashedFireLockName(sha256(trigger.toString()), scheduledFireTime.getTime());
+    }
+
+    /** The marker's name with the trigger's key replaced by {@code hash}; the longest name a job gives. */
+    String hashedFireLockName(String hash, long scheduledFireTime) {
+        return "job:" + jobName + "@#" + hash + "@" + scheduledFireTime;
+    }
+
+    private static String sha256(String text) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest);
+        }
+        catch (NoSuchAlgorithmException ex) {
+            throw new IllegalStateException("Every Java platform has SHA-256", ex);
+        }
     }
 
     /** @return the request for the lock held while the job runs */
@@ -51,7 +85,8 @@ record JobGuard(String jobName, Duration lease, Duration fireMarkerRetention, bo
      * it until {@code retention} after it was taken, so that a node firing the same time late is vetoed.
      */
     LockRequest fireLock(JobExecutionContext context) {
-        LockRequest.Builder request = LockRequest.singleton(fireLockName(context.getScheduledFireTime()))
+        LockRequest.Builder request = LockRequest.singleton(fireLockName(context.getTrigger().getKey(),
+                        context.getScheduledFireTime()))
                 .lease(fireMarkerRetention)
                 .lockAtLeastFor(fireMarkerRetention);
         return withTenant(request, context).build();

@@ -31,6 +31,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.quartz.CalendarIntervalScheduleBuilder;
+import org.quartz.CronScheduleBuilder;
+import org.quartz.DailyTimeIntervalScheduleBuilder;
 import org.quartz.Job;
 import org.quartz.JobBuilder;
 import org.quartz.JobDetail;
@@ -39,13 +42,19 @@ import org.quartz.JobExecutionException;
 import org.quartz.JobKey;
 import org.quartz.Scheduler;
 import org.quartz.SchedulerException;
+import org.quartz.SchedulerMetaData;
+import org.quartz.ScheduleBuilder;
 import org.quartz.SimpleScheduleBuilder;
 import org.quartz.Trigger;
 import org.quartz.Trigger.CompletedExecutionInstruction;
 import org.quartz.Trigger.TriggerState;
 import org.quartz.TriggerBuilder;
 import org.quartz.TriggerKey;
+import org.quartz.core.ListenerManagerImpl;
+import org.quartz.core.QuartzScheduler;
+import org.quartz.impl.jdbcjobstore.JobStoreTX;
 import org.quartz.listeners.TriggerListenerSupport;
+import org.quartz.simpl.SimpleThreadPool;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 
@@ -124,7 +133,7 @@ class ClusterSingletonTriggerListenerTest {
     void theJobRunsHoldingItsFireMarkerWhichOutlivesTheRunForItsRetentionThenLapses() throws Exception {
         Instant start = nextSecond();
         QuartzNode node = node("node-a");
-        String marker = "job:cluster.short@" + start.toEpochMilli();
+        String marker = marker("short", "short", start);
         AtomicReference<List<LockHolder>> whileRunning = new AtomicReference<>();
         log.work(context -> whileRunning.set(node.locks.holders(LockKind.SINGLETON, null, marker)));
         node.schedule(job(TestJobs.ShortRetentionJob.class, "short", node.id), every(500, "short", start, 1)).start();
@@ -137,13 +146,46 @@ class ClusterSingletonTriggerListenerTest {
     }
 
     @Test
-    void theAnnotationsNameReplacesTheJobKeyInTheLockName() throws Exception {
+    void theAnnotationsNameLeadsTheLockNamesBeforeTheJobKey() throws Exception {
         Instant start = nextSecond();
         QuartzNode node = node("node-a");
         AtomicReference<List<LockHolder>> whileRunning = new AtomicReference<>();
         log.work(context -> whileRunning.set(node.locks.holders(LockKind.SINGLETON, null,
-                "job:nightly-import@" + context.getScheduledFireTime().getTime())));
+                "job:nightly-import:cluster.named@cluster.named@" + context.getScheduledFireTime().getTime())));
         node.schedule(job(TestJobs.NamedJob.class, "named", node.id), every(500, "named", start, 1)).start();
+        waitFor(() -> whileRunning.get() != null, Duration.ofSeconds(3));
+
+        assertThat(whileRunning.get()).hasSize(1);
+    }
+
+    @Test
+    void twoJobDetailsOfOneNamedClassEachRunTheirFiresOnceAcrossTheCluster() throws Exception {
+        Instant start = nextSecond();
+        for (String id : List.of("node-a", "node-b", "node-c")) {
+            QuartzNode node = node(id);
+            for (String customer : List.of("import-acme", "import-globex")) {
+                node.schedule(job(TestJobs.NamedOneAtATimeJob.class, customer, id), every(500, customer, start, 2));
+            }
+            node.start();
+        }
+        sleepUntil(start.plusMillis(1300));
+
+        for (String customer : List.of("import-acme", "import-globex")) {
+            assertThat(log.nodesByFireTime(customer)).as("fires of %s", customer)
+                    .containsOnlyKeys(start.toEpochMilli(), start.toEpochMilli() + 500)
+                    .allSatisfy((time, ranOn) -> assertThat(ranOn).hasSize(1));
+        }
+    }
+
+    @Test
+    void aTriggerKeyTooLongForTheMarkerNameIsHashedIntoIt() throws Exception {
+        Instant start = nextSecond();
+        QuartzNode node = node("node-a");
+        String longName = "t".repeat(990);
+        String marker = "job:cluster.guarded@#" + sha256Hex("cluster." + longName) + "@" + start.toEpochMilli();
+        AtomicReference<List<LockHolder>> whileRunning = new AtomicReference<>();
+        log.work(context -> whileRunning.set(node.locks.holders(LockKind.SINGLETON, null, marker)));
+        node.schedule(job(TestJobs.GuardedJob.class, "guarded", node.id), every(500, longName, start, 1)).start();
         waitFor(() -> whileRunning.get() != null, Duration.ofSeconds(3));
 
         assertThat(whileRunning.get()).hasSize(1);
@@ -153,7 +195,7 @@ class ClusterSingletonTriggerListenerTest {
     void theTenantExpressionPutsTheLocksInTheJobsTenant() throws Exception {
         Instant start = nextSecond();
         QuartzNode node = node("node-a");
-        String marker = "job:cluster.tenant@" + start.toEpochMilli();
+        String marker = marker("tenant", "tenant", start);
         Map<String, Integer> holdersByTenant = new ConcurrentHashMap<>();
         log.work(context -> {
             holdersByTenant.put("acme", node.locks.holders(LockKind.SINGLETON, "acme", marker).size());
@@ -287,7 +329,7 @@ class ClusterSingletonTriggerListenerTest {
 
         assertThat(log.runs("once")).isEmpty();
         assertThat(node.locks.holders(LockKind.SINGLETON, null, "job:cluster.once")).isEmpty();
-        assertThat(node.locks.holders(LockKind.SINGLETON, null, "job:cluster.once@" + start.toEpochMilli()))
+        assertThat(node.locks.holders(LockKind.SINGLETON, null, marker("once", "once", start)))
                 .as("the fire counts as handled").hasSize(1);
         assertThat(node.locks.heldCount()).as("handles the listener still holds").isZero();
     }
@@ -357,6 +399,74 @@ class ClusterSingletonTriggerListenerTest {
 
         waitFor(() -> runningLockHolders(locks).isEmpty(), ClusterSingletonTriggerListener.CATCH_UP_WAIT.plusSeconds(5));
         assertThat(locks.heldCount()).as("handles the listener still holds").isZero();
+    }
+
+    @Test
+    void aFireQuartzRecoversRunsDespiteTheMarkerTheFailedRunTook() {
+        JobDetail job = JobBuilder.newJob(TestJobs.GuardedJob.class).withIdentity("guarded", "cluster").build();
+        JobExecutionContext failed = fire(job, "fire-1", aWhileAgo());
+        ClusterSingletonTriggerListener beforeTheCrash = new ClusterSingletonTriggerListener(node("node-a").locks);
+        assertThat(beforeTheCrash.vetoJobExecution(failed.getTrigger(), failed)).isFalse();
+
+        // the node died mid-run; its JDBC job store, started again, fires the same fire once more
+        JobExecutionContext recovered = recovering(failed, "fire-2");
+        ClusterSingletonTriggerListener afterTheRestart = new ClusterSingletonTriggerListener(node("node-a2").locks);
+        assertThat(afterTheRestart.vetoJobExecution(recovered.getTrigger(), recovered)).isFalse();
+    }
+
+    @Test
+    void aRecoveredFireOfAOneAtATimeJobWaitsForTheFailedRunsRunningLockToLapse() {
+        JdbcLockService crashed = node("node-a").locks;
+        JobExecutionContext failed = fire(oneAtATimeJob(), "fire-1", aWhileAgo());
+        // what the failed run left: its marker and its running lock, no longer renewed
+        crashed.tryAcquire(LockRequest.singleton("job:cluster.once").lease(Duration.ofSeconds(1)).build()).orElseThrow();
+        crashed.tryAcquire(LockRequest.singleton(failedMarker(failed)).lease(Duration.ofMinutes(10)).build()).orElseThrow();
+
+        JobExecutionContext recovered = recovering(failed, "fire-2");
+        ClusterSingletonTriggerListener restarted = new ClusterSingletonTriggerListener(node("node-a2").locks);
+        assertThat(restarted.vetoJobExecution(recovered.getTrigger(), recovered)).isFalse();
+        assertThat(runningLockHolders(crashed)).singleElement().satisfies(h -> assertThat(h.node()).isEqualTo("node-a2"));
+        restarted.triggerComplete(recovered.getTrigger(), recovered, CompletedExecutionInstruction.NOOP);
+    }
+
+    @Test
+    void aSchedulerWithAClusteredJobStoreIsLeftToQuartz() throws Exception {
+        Scheduler scheduler = clusteredScheduler();
+
+        assertThat(new ClusterSingletonTriggerListener(node("node-a").locks).registerWith(scheduler)).isFalse();
+        assertThat(scheduler.getListenerManager().getTriggerListeners()).isEmpty();
+        assertThat(scheduler.getListenerManager().getJobListeners()).isEmpty();
+    }
+
+    /** A scheduler of a clustered JDBC job store, with no jobs. */
+    private static Scheduler clusteredScheduler() throws SchedulerException {
+        String name = "clustered";
+        Scheduler scheduler = mock(Scheduler.class);
+        when(scheduler.getSchedulerName()).thenReturn(name);
+        when(scheduler.getListenerManager()).thenReturn(new ListenerManagerImpl());
+        when(scheduler.getMetaData()).thenReturn(new SchedulerMetaData(name, "node-a",
+                QuartzScheduler.class, false, false, true, false, null, 0, JobStoreTX.class, true, true,
+                SimpleThreadPool.class, 3, "2.5"));
+        return scheduler;
+    }
+
+    /** The same fire as {@code failed}, as Quartz's recovery fires it again. */
+    private static JobExecutionContext recovering(JobExecutionContext failed, String fireInstanceId) {
+        JobExecutionContext context = mock(JobExecutionContext.class);
+        JobDetail job = failed.getJobDetail();
+        Trigger trigger = failed.getTrigger();
+        Date scheduled = failed.getScheduledFireTime();
+        when(context.getJobDetail()).thenReturn(job);
+        when(context.getFireInstanceId()).thenReturn(fireInstanceId);
+        when(context.getScheduledFireTime()).thenReturn(scheduled);
+        when(context.getTrigger()).thenReturn(trigger);
+        when(context.isRecovering()).thenReturn(true);
+        return context;
+    }
+
+    private static String failedMarker(JobExecutionContext failed) {
+        return "job:" + failed.getJobDetail().getKey() + "@" + failed.getTrigger().getKey() + "@"
+                + failed.getScheduledFireTime().getTime();
     }
 
     /** The listener lets {@code fire} run, and the run ends. */
@@ -440,6 +550,27 @@ class ClusterSingletonTriggerListenerTest {
 
         assertThat(output.getOut()).contains("Trigger cluster.started-now of guarded job cluster.started-now")
                 .doesNotContain("Trigger cluster.aligned");
+    }
+
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void checkingWarnsAboutAnyTriggerThatStartsWhenTheNodeSchedulesIt(CapturedOutput output) throws Exception {
+        QuartzNode node = node("node-a");
+        Map<String, ScheduleBuilder<? extends Trigger>> schedules = Map.of(
+                "one-shot", SimpleScheduleBuilder.simpleSchedule(),
+                "calendar", CalendarIntervalScheduleBuilder.calendarIntervalSchedule().withIntervalInHours(1),
+                "daily", DailyTimeIntervalScheduleBuilder.dailyTimeIntervalSchedule().withIntervalInHours(1),
+                "cron", CronScheduleBuilder.cronSchedule("0 0 * * * ?"));
+        // an odd millisecond, as startNow() almost always gives
+        Date now = Date.from(nextSecond().plusMillis(1234));
+        schedules.forEach((name, schedule) -> node.schedule(job(TestJobs.GuardedJob.class, name, node.id),
+                TriggerBuilder.newTrigger().withIdentity(name, "cluster").startAt(now).withSchedule(schedule).build()));
+        new ClusterSingletonTriggerListener(node.locks).checkJobs(node.scheduler);
+
+        assertThat(output.getOut()).contains("Trigger cluster.one-shot of guarded job cluster.one-shot")
+                .contains("Trigger cluster.calendar of guarded job cluster.calendar")
+                .as("whole-second times of day and cron times").doesNotContain("Trigger cluster.daily")
+                .doesNotContain("Trigger cluster.cron");
     }
 
     @Test
@@ -533,6 +664,16 @@ class ClusterSingletonTriggerListenerTest {
                 .withSchedule(SimpleScheduleBuilder.simpleSchedule().withIntervalInMilliseconds(millis)
                         .withRepeatCount(fires - 1))
                 .build();
+    }
+
+    /** The fire marker of the job {@code cluster.<job>} fired by the trigger {@code cluster.<trigger>}. */
+    private static String marker(String job, String trigger, Instant scheduled) {
+        return "job:cluster." + job + "@cluster." + trigger + "@" + scheduled.toEpochMilli();
+    }
+
+    private static String sha256Hex(String text) throws Exception {
+        return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                .digest(text.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
     }
 
     private static Instant nextSecond() {

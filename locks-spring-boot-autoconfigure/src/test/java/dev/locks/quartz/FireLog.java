@@ -58,8 +58,9 @@ final class FireLog {
     }
 
     Run started(JobExecutionContext context) {
-        Run run = new Run(context.getJobDetail().getKey().getName(), context.getScheduledFireTime().getTime(),
-                context.getMergedJobDataMap().getString("node"), System.nanoTime());
+        Run run = new Run(context.getJobDetail().getKey().getName(), context.getTrigger().getKey().getName(),
+                context.getScheduledFireTime().getTime(), context.getMergedJobDataMap().getString("node"),
+                System.nanoTime());
         runs.add(run);
         return run;
     }
@@ -74,6 +75,12 @@ final class FireLog {
                 Collectors.mapping(r -> r.node, Collectors.toList())));
     }
 
+    /** @return for each trigger of {@code job} and its scheduled fire times, the nodes that ran them */
+    TreeMap<String, TreeMap<Long, List<String>>> nodesByTriggerAndFireTime(String job) {
+        return runs(job).stream().collect(Collectors.groupingBy(r -> r.trigger, TreeMap::new,
+                Collectors.groupingBy(r -> r.fireTime, TreeMap::new, Collectors.mapping(r -> r.node, Collectors.toList()))));
+    }
+
     void forget() {
         LOGS.remove(id);
     }
@@ -83,6 +90,8 @@ final class FireLog {
 
         final String job;
 
+        final String trigger;
+
         final long fireTime;
 
         final String node;
@@ -91,8 +100,9 @@ final class FireLog {
 
         volatile long endedNanos = -1;
 
-        Run(String job, long fireTime, String node, long startedNanos) {
+        Run(String job, String trigger, long fireTime, String node, long startedNanos) {
             this.job = job;
+            this.trigger = trigger;
             this.fireTime = fireTime;
             this.node = node;
             this.startedNanos = startedNanos;
@@ -100,7 +110,7 @@ final class FireLog {
 
         @Override
         public String toString() {
-            return job + "@" + fireTime + " on " + node + (endedNanos < 0 ? " (still running)" : "");
+            return job + "/" + trigger + "@" + fireTime + " on " + node + (endedNanos < 0 ? " (still running)" : "");
         }
     }
 

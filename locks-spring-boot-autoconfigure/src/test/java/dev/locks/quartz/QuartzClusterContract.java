@@ -126,6 +126,27 @@ abstract class QuartzClusterContract {
         assertThat(log.nodesByFireTime("ldap-import")).isEqualTo(expected(start, fires, "node-a"));
     }
 
+    @Test
+    void aJobWithTwoTriggersRunsEachTriggersFireOnceAcrossTheCluster() throws Exception {
+        int fires = 2;
+        Instant start = Instant.now().truncatedTo(ChronoUnit.SECONDS).plusSeconds(2);
+        for (String id : List.of("node-a", "node-b", "node-c")) {
+            QuartzNode node = node(id);
+            // the same fire times, each trigger with its own job data
+            node.scheduler.scheduleJob(job(TestJobs.GuardedJob.class, "report", id), Set.of(
+                    everySecond("hourly", start, fires).getTriggerBuilder().usingJobData("customer", "acme").build(),
+                    everySecond("daily", start, fires).getTriggerBuilder().usingJobData("customer", "globex").build()),
+                    false);
+            node.start();
+        }
+        sleepUntil(start.plusMillis((fires - 1) * SECOND + 1000));
+
+        assertThat(log.nodesByTriggerAndFireTime("report")).containsOnlyKeys("daily", "hourly")
+                .allSatisfy((trigger, byTime) -> assertThat(byTime).as("fires of %s", trigger)
+                        .containsOnlyKeys(fireTimes(start, fires))
+                        .allSatisfy((time, ranOn) -> assertThat(ranOn).hasSize(1)));
+    }
+
     private QuartzNode node(String id) {
         QuartzNode node = QuartzNode.create(database(), prefix, id);
         nodes.add(node);

@@ -50,6 +50,12 @@ final class TestJobs {
     public static class NamedJob extends RecordingJob {
     }
 
+    /** Guarded under a name of its own, never two runs at once; one class behind several job details. */
+    @ClusterSingleton(name = "import")
+    @DisallowConcurrentExecution
+    public static class NamedOneAtATimeJob extends RecordingJob {
+    }
+
     /** Guarded, and never two runs at once across the cluster, with a lease shorter than a run. */
     @ClusterSingleton(lockAtMostFor = "1s")
     @DisallowConcurrentExecution

@@ -8,10 +8,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.quartz.autoconfigure.QuartzAutoConfiguration;
-import org.springframework.boot.quartz.autoconfigure.SchedulerFactoryBeanCustomizer;
 import org.springframework.context.annotation.Bean;
-import org.springframework.scheduling.quartz.SchedulerFactoryBean;
+import org.springframework.context.annotation.Configuration;
 
 import dev.locks.LockService;
 import dev.locks.quartz.ClusterSingletonTriggerListener;
@@ -20,10 +18,12 @@ import dev.locks.quartz.ClusterSingletonTriggerListener;
  * Guards Quartz jobs annotated {@code @ClusterSingleton} (or listed in {@code locks.quartz.jobs}) so
  * that each scheduled fire runs on one node of the cluster: registers a
  * {@link ClusterSingletonTriggerListener} with the scheduler Spring Boot builds, and with any other
- * scheduler of the context.
+ * scheduler of the context. Quartz alone is enough: job classes are never proxied, so an application
+ * that builds its scheduler without Boot's Quartz module must still get the listener.
  */
-@AutoConfiguration(afterName = "dev.locks.autoconfigure.LocksAutoConfiguration", before = QuartzAutoConfiguration.class)
-@ConditionalOnClass({ Scheduler.class, SchedulerFactoryBean.class, SchedulerFactoryBeanCustomizer.class })
+@AutoConfiguration(afterName = "dev.locks.autoconfigure.LocksAutoConfiguration",
+        beforeName = "org.springframework.boot.quartz.autoconfigure.QuartzAutoConfiguration")
+@ConditionalOnClass(Scheduler.class)
 @ConditionalOnBean(LockService.class)
 @ConditionalOnBooleanProperty(name = "locks.quartz.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(LocksQuartzProperties.class)
@@ -37,13 +37,21 @@ public final class LocksQuartzAutoConfiguration {
     }
 
     @Bean
-    ClusterSingletonSchedulerCustomizer clusterSingletonSchedulerCustomizer(ClusterSingletonTriggerListener listener) {
-        return new ClusterSingletonSchedulerCustomizer(listener);
-    }
-
-    @Bean
     SchedulerListenerCheck clusterSingletonSchedulerListenerCheck(ObjectProvider<Scheduler> schedulers,
             ClusterSingletonTriggerListener listener) {
         return new SchedulerListenerCheck(schedulers, listener);
+    }
+
+    /** With Spring Boot's Quartz module: the listener goes on the scheduler Boot builds as it is built. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = { "org.springframework.scheduling.quartz.SchedulerFactoryBean",
+            "org.springframework.boot.quartz.autoconfigure.SchedulerFactoryBeanCustomizer" })
+    static class BootSchedulerConfiguration {
+
+        @Bean
+        ClusterSingletonSchedulerCustomizer clusterSingletonSchedulerCustomizer(
+                ClusterSingletonTriggerListener listener) {
+            return new ClusterSingletonSchedulerCustomizer(listener);
+        }
     }
 }

@@ -14,7 +14,7 @@ import dev.locks.quartz.ClusterSingletonTriggerListener;
  * Before the schedulers start, makes sure every Quartz scheduler of the context has the cluster-singleton
  * listener (a scheduler the application built itself gets no Boot customizer) and checks the guarded
  * jobs, so that a guard that is missing or misconfigured shows at start-up rather than as a duplicate
- * run.
+ * run. A scheduler with a clustered job store runs each fire once by itself: it is left unguarded.
  */
 class SchedulerListenerCheck implements SmartInitializingSingleton {
 
@@ -38,7 +38,12 @@ class SchedulerListenerCheck implements SmartInitializingSingleton {
         try {
             ListenerManager listeners = scheduler.getListenerManager();
             String name = ClusterSingletonTriggerListener.NAME;
-            if (listeners.getTriggerListener(name) != listener || listeners.getJobListener(name) != listener) {
+            if (ClusterSingletonTriggerListener.hasClusteredJobStore(scheduler)) {
+                // Boot's customizer added it before the job store was known
+                listeners.removeTriggerListener(name);
+                listeners.removeJobListener(name);
+            }
+            else if (listeners.getTriggerListener(name) != listener || listeners.getJobListener(name) != listener) {
                 listener.registerWith(scheduler);
                 log.info("Added the cluster-singleton listener to Quartz scheduler '{}' (it was built without Spring "
                         + "Boot's customizers, or a customizer replaced the global listeners)", scheduler.getSchedulerName());

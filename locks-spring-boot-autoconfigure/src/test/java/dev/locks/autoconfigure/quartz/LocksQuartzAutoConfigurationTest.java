@@ -26,6 +26,7 @@ import org.quartz.listeners.TriggerListenerSupport;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.quartz.autoconfigure.QuartzAutoConfiguration;
 import org.springframework.boot.quartz.autoconfigure.SchedulerFactoryBeanCustomizer;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -116,6 +117,35 @@ class LocksQuartzAutoConfigurationTest {
             assertThat(scheduler.getListenerManager().getTriggerListener(ClusterSingletonTriggerListener.NAME))
                     .isSameAs(context.getBean(ClusterSingletonTriggerListener.class));
         });
+    }
+
+    @Test
+    void guardsASchedulerTheApplicationBuildsWithoutSpringBootsQuartzModule() {
+        new ApplicationContextRunner().withClassLoader(new FilteredClassLoader(SchedulerFactoryBeanCustomizer.class))
+                .withConfiguration(AutoConfigurations.of(LocksQuartzAutoConfiguration.class))
+                .withUserConfiguration(LockServiceConfig.class, OwnSchedulerConfig.class)
+                .run(context -> {
+                    Scheduler scheduler = context.getBean(Scheduler.class);
+
+                    assertThat(scheduler.getListenerManager().getTriggerListener(ClusterSingletonTriggerListener.NAME))
+                            .isSameAs(context.getBean(ClusterSingletonTriggerListener.class));
+                });
+    }
+
+    @Test
+    void leavesASchedulerWithAClusteredJobStoreToQuartz() {
+        contexts.withUserConfiguration(LockServiceConfig.class)
+                .withPropertyValues("spring.quartz.job-store-type=jdbc", "spring.quartz.jdbc.initialize-schema=always",
+                        "spring.quartz.properties.org.quartz.jobStore.isClustered=true")
+                .run(context -> {
+                    Scheduler scheduler = context.getBean(Scheduler.class);
+
+                    assertThat(scheduler.getMetaData().isJobStoreClustered()).isTrue();
+                    assertThat(scheduler.getListenerManager().getTriggerListener(ClusterSingletonTriggerListener.NAME))
+                            .isNull();
+                    assertThat(scheduler.getListenerManager().getJobListener(ClusterSingletonTriggerListener.NAME))
+                            .isNull();
+                });
     }
 
     @Test
@@ -225,15 +255,15 @@ class LocksQuartzAutoConfigurationTest {
         }
     }
 
-    /** Guarded by its annotation; records the scheduled fire times it ran. */
+    /** Guarded by its annotation; records the trigger and scheduled fire time of each run, as in its marker. */
     @ClusterSingleton
     public static class ReportJob implements Job {
 
-        static final Queue<Long> FIRES = new ConcurrentLinkedQueue<>();
+        static final Queue<String> FIRES = new ConcurrentLinkedQueue<>();
 
         @Override
         public void execute(JobExecutionContext context) {
-            FIRES.add(context.getScheduledFireTime().getTime());
+            FIRES.add(context.getTrigger().getKey() + "@" + context.getScheduledFireTime().getTime());
         }
     }
 

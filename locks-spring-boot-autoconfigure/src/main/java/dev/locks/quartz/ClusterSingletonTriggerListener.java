@@ -28,6 +28,7 @@ import org.quartz.TriggerListener;
 import org.quartz.impl.matchers.GroupMatcher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.core.annotation.AnnotatedElementUtils;
 
 import dev.locks.DefaultLockService;
 import dev.locks.LockHandle;
@@ -204,6 +205,32 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
      */
     public static boolean hasClusteredJobStore(Scheduler scheduler) throws SchedulerException {
         return scheduler.getMetaData().isJobStoreClustered();
+    }
+
+    /**
+     * The first job of a scheduler that a listener would guard, for a check that finds no lock
+     * service to guard it with: such a job would run every fire on every node.
+     *
+     * @param scheduler a Quartz scheduler; one with a clustered job store guards nothing
+     * @param configuredKeys the keys listed in configuration ({@code locks.quartz.jobs})
+     * @return a job whose class is annotated {@code @ClusterSingleton} or whose key is listed
+     * @throws SchedulerException if Quartz cannot list the jobs
+     */
+    public static Optional<JobKey> firstGuardedJob(Scheduler scheduler, Collection<String> configuredKeys)
+            throws SchedulerException {
+        if (hasClusteredJobStore(scheduler)) {
+            return Optional.empty();
+        }
+        for (String group : scheduler.getJobGroupNames()) {
+            for (JobKey key : scheduler.getJobKeys(GroupMatcher.jobGroupEquals(group))) {
+                JobDetail job = scheduler.getJobDetail(key);
+                if (job != null && (AnnotatedElementUtils.hasAnnotation(job.getJobClass(), ClusterSingleton.class)
+                        || configuredKeys.stream().anyMatch(configured -> GuardedJobs.names(configured, key)))) {
+                    return Optional.of(key);
+                }
+            }
+        }
+        return Optional.empty();
     }
 
     /**

@@ -24,34 +24,51 @@ import dev.locks.quartz.ClusterSingletonTriggerListener;
 @AutoConfiguration(afterName = "dev.locks.autoconfigure.LocksAutoConfiguration",
         beforeName = "org.springframework.boot.quartz.autoconfigure.QuartzAutoConfiguration")
 @ConditionalOnClass(Scheduler.class)
-@ConditionalOnBean(LockService.class)
 @ConditionalOnBooleanProperty(name = "locks.quartz.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(LocksQuartzProperties.class)
 public final class LocksQuartzAutoConfiguration {
 
+    /**
+     * Without a lock service the guard cannot be built; the check fails the start if a job needs it.
+     * {@code locks.enabled=false} turns the lock annotations off deliberately, this check with them.
+     */
     @Bean
-    @ConditionalOnMissingBean
-    ClusterSingletonTriggerListener clusterSingletonTriggerListener(LockService locks,
+    @ConditionalOnMissingBean(LockService.class)
+    @ConditionalOnBooleanProperty(name = "locks.enabled", matchIfMissing = true)
+    static UnguardedJobsCheck unguardedJobsCheck(ObjectProvider<LockService> locks, ObjectProvider<Scheduler> schedulers,
             LocksQuartzProperties properties) {
-        return new ClusterSingletonTriggerListener(locks, properties.getJobs(), properties.getFireMarkerRetention());
+        return new UnguardedJobsCheck(locks, schedulers, properties.getJobs());
     }
 
-    @Bean
-    SchedulerListenerCheck clusterSingletonSchedulerListenerCheck(ObjectProvider<Scheduler> schedulers,
-            ClusterSingletonTriggerListener listener) {
-        return new SchedulerListenerCheck(schedulers, listener);
-    }
-
-    /** With Spring Boot's Quartz module: the listener goes on the scheduler Boot builds as it is built. */
+    /** The guard itself, over the application's lock service. */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = { "org.springframework.scheduling.quartz.SchedulerFactoryBean",
-            "org.springframework.boot.quartz.autoconfigure.SchedulerFactoryBeanCustomizer" })
-    static class BootSchedulerConfiguration {
+    @ConditionalOnBean(LockService.class)
+    static class GuardConfiguration {
 
         @Bean
-        ClusterSingletonSchedulerCustomizer clusterSingletonSchedulerCustomizer(
+        @ConditionalOnMissingBean
+        ClusterSingletonTriggerListener clusterSingletonTriggerListener(LockService locks,
+                LocksQuartzProperties properties) {
+            return new ClusterSingletonTriggerListener(locks, properties.getJobs(), properties.getFireMarkerRetention());
+        }
+
+        @Bean
+        SchedulerListenerCheck clusterSingletonSchedulerListenerCheck(ObjectProvider<Scheduler> schedulers,
                 ClusterSingletonTriggerListener listener) {
-            return new ClusterSingletonSchedulerCustomizer(listener);
+            return new SchedulerListenerCheck(schedulers, listener);
+        }
+
+        /** With Spring Boot's Quartz module: the listener goes on the scheduler Boot builds as it is built. */
+        @Configuration(proxyBeanMethods = false)
+        @ConditionalOnClass(name = { "org.springframework.scheduling.quartz.SchedulerFactoryBean",
+                "org.springframework.boot.quartz.autoconfigure.SchedulerFactoryBeanCustomizer" })
+        static class BootSchedulerConfiguration {
+
+            @Bean
+            ClusterSingletonSchedulerCustomizer clusterSingletonSchedulerCustomizer(
+                    ClusterSingletonTriggerListener listener) {
+                return new ClusterSingletonSchedulerCustomizer(listener);
+            }
         }
     }
 }

@@ -170,6 +170,23 @@ class LocksQuartzAutoConfigurationTest {
     }
 
     @Test
+    void aGuardedJobWithoutALockServiceFailsTheStartNamingTheJob() {
+        contexts.withUserConfiguration(ReportJobConfig.class).run(context -> {
+            assertThat(context).hasFailed();
+            assertThat(context.getStartupFailure()).hasMessageContaining("reports.daily")
+                    .hasMessageContaining("no LockService");
+        });
+    }
+
+    @Test
+    void aGuardedJobWithoutALockServiceStartsUnguardedWhenTheLocksAreSwitchedOff() {
+        contexts.withUserConfiguration(ReportJobConfig.class).withPropertyValues("locks.enabled=false")
+                .run(context -> assertThat(context).hasNotFailed());
+        contexts.withUserConfiguration(ReportJobConfig.class).withPropertyValues("locks.quartz.enabled=false")
+                .run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
     void canBeSwitchedOff() {
         contexts.withUserConfiguration(LockServiceConfig.class).withPropertyValues("locks.quartz.enabled=false")
                 .run(context -> {

@@ -20,6 +20,7 @@ import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.InitializingBean;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.context.event.EventListener;
 import org.springframework.context.expression.AnnotatedElementKey;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -30,6 +31,7 @@ import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.ast.BeanReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.scheduling.annotation.Async;
+import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
@@ -254,6 +256,15 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         if (!Modifier.isPublic(method.getModifiers()) || Modifier.isStatic(method.getModifiers())
                 || isInitCallback(method, userClass)) {
             // a class-level annotation cannot cover an init method, which never passes the proxy
+            if (!Modifier.isPublic(method.getModifiers()) && !Modifier.isStatic(method.getModifiers())
+                    && !isInitCallback(method, userClass) && calledBySpring(method)
+                    && AnnotatedElementUtils.hasAnnotation(userClass, type)) {
+                // IDEs suggest dropping public from @Scheduled methods, and the class annotation reads as covering them
+                throw new InvalidLockAnnotationException("@" + type.getSimpleName() + " on class "
+                        + userClass.getSimpleName() + " covers its public methods only, but " + parser.description()
+                        + " is not public and Spring calls it on a schedule or an event, so it would run unlocked;"
+                        + " make it public, or annotate the method itself");
+            }
             return null;
         }
         A onClass = AnnotatedElementUtils.findMergedAnnotation(userClass, type);
@@ -261,6 +272,12 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
             checkNotFinal(method, type, parser);
         }
         return onClass;
+    }
+
+    /** Whether Spring itself calls {@code method}, on a schedule or for an event. */
+    private static boolean calledBySpring(Method method) {
+        return AnnotatedElementUtils.hasAnnotation(method, Scheduled.class)
+                || AnnotatedElementUtils.hasAnnotation(method, EventListener.class);
     }
 
     /** Whether Spring calls {@code method} on the raw bean while initialising it. */

@@ -26,6 +26,7 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
 import org.springframework.core.env.Environment;
 import org.springframework.scheduling.annotation.Async;
+import org.springframework.scheduling.annotation.Scheduled;
 
 import dev.locks.annotation.ClusterSingleton;
 import dev.locks.annotation.ClusterSingleton.OnBusy;
@@ -165,6 +166,17 @@ abstract class WrongInputContract extends AnnotationContract {
     @Test
     void aSemaphoreWithoutPermitsFailsTheStart() {
         assertStartFails(NoPermits.class, "@Semaphore on NoPermits.run()", "at least 1 permit");
+    }
+
+    @Test
+    void aClassAnnotationMeetingAScheduledMethodThatIsNotPublicFailsTheStart() {
+        assertStartFails(NightlyJobs.class, "@ClusterSingleton on class NightlyJobs covers its public methods only",
+                "NightlyJobs.cleanup()", "make it public");
+    }
+
+    @Test
+    void aClassAnnotationLeavesAHelperMethodThatIsNotPublicAlone() {
+        assertThat(nodes.node("node-helper", JobsWithHelper.class).getBean(JobsWithHelper.class)).isNotNull();
     }
 
     @Test
@@ -447,6 +459,25 @@ abstract class WrongInputContract extends AnnotationContract {
     public static class NoPermits {
         @Semaphore(max = 0)
         public void run() {
+        }
+    }
+
+    @ClusterSingleton
+    public static class NightlyJobs {
+
+        @Scheduled(cron = "0 0 2 * * *")
+        void cleanup() {
+        }
+    }
+
+    @ClusterSingleton
+    public static class JobsWithHelper {
+
+        public void run() {
+            helper();
+        }
+
+        void helper() {
         }
     }
 

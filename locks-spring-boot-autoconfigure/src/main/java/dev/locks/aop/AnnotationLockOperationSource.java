@@ -14,6 +14,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
@@ -57,6 +59,8 @@ import dev.locks.annotation.Semaphore;
  */
 public class AnnotationLockOperationSource implements LockOperationSource, BeanFactoryAware,
         SmartInitializingSingleton {
+
+    private static final Logger log = LoggerFactory.getLogger(AnnotationLockOperationSource.class);
 
     /** Spring MVC's asynchronous results, named so that the web module stays optional. */
     private static final List<String> LATER_WORK = List.of(
@@ -141,6 +145,11 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         }
         if (targetClass != null && checkedClasses.add(targetClass)) {
             checkAllMethods(targetClass);
+            // the check computed this method too, and computing again would repeat its warnings
+            operations = cache.get(key);
+            if (operations != null) {
+                return operations;
+            }
         }
         operations = compute(method, targetClass);
         cache.put(key, operations);
@@ -186,6 +195,14 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         if (singleton != null) {
             SingletonOperation operation = parser.parse(singleton);
             claimIfDefault(singleton.name(), operation, operation.name(), new NamedMethod(userClass, specific));
+            if ((operation.lockAtLeastFor() == null || operation.lockAtLeastFor().isZero())
+                    && AnnotatedElementUtils.hasAnnotation(specific, Scheduled.class)) {
+                // every node's scheduler fires: a short run frees the lock before a node whose clock is a
+                // little late fires the same tick, and that node runs it again
+                log.warn("{} is @Scheduled without lockAtLeastFor: a node that fires the same tick after the"
+                        + " winner's run has ended runs it again; set lockAtLeastFor a little below the period",
+                        operation.describe());
+            }
             operations.add(operation);
         }
         if (semaphore != null) {

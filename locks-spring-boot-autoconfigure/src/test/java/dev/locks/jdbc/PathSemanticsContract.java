@@ -18,6 +18,7 @@ import dev.locks.LockHandle;
 import dev.locks.LockHolder;
 import dev.locks.LockMode;
 import dev.locks.LockRequest;
+import dev.locks.LockSettings;
 
 /** The conflict rule of DESIGN.md §1 on a real store. */
 abstract class PathSemanticsContract extends LockServiceContract {
@@ -242,6 +243,15 @@ abstract class PathSemanticsContract extends LockServiceContract {
         assertThatThrownBy(() -> locks.tryAcquireEach(batch)).isInstanceOf(InvalidLockPathException.class);
 
         assertThat(locks.holders(tenant, "/rows/1")).isEmpty();
+    }
+
+    @Test
+    void withCaseInsensitivePathsAWordEndingInCapitalSigmaConflictsWithItsLowerCaseSpelling() {
+        JdbcLockService folding = node("node-folding", mainPool(),
+                LockSettings.builder().nodeId("node-folding").caseSensitive(false).slowWaitLog(null));
+        try (LockHandle upper = folding.tryAcquire(x("/\u039B\u039F\u0393\u039F\u03A3.TXT").build()).orElseThrow()) {
+            assertThat(folding.tryAcquire(x("/\u03BB\u03BF\u03B3\u03BF\u03C2.txt").build())).isEmpty();
+        }
     }
 
     @Test

@@ -548,8 +548,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
     }
 
     private static String describe(GrantRequest request) {
-        return request.mode() + " " + (request.paths().size() == 1 ? request.paths().get(0) : request.paths())
-                + " (tenant '" + request.tenant() + "', node " + request.node() + ", thread " + request.thread() + ")";
+        return request.mode() + " " + MessageText.paths(request.paths()) + " (tenant " + MessageText.quoted(request.tenant())
+                + ", node " + request.node() + ", thread " + request.thread() + ")";
     }
 
     private boolean slowWait(long started) {
@@ -566,12 +566,16 @@ public class DefaultLockService implements LockService, AutoCloseable {
      * {@code singleton 'x' in tenant 't'}, {@code semaphore 'x' (max 10) in tenant 't'}.
      */
     static String target(LockRequest request, String tenant, List<LockPath> paths) {
-        String what = switch (request.kind()) {
-            case PATH -> request.mode() + " " + (paths.size() == 1 ? paths.get(0).value() : paths.toString());
-            case SINGLETON -> "singleton '" + paths.get(0).value() + "'";
-            case SEMAPHORE -> "semaphore '" + paths.get(0).value() + "' (max " + request.permits() + ")";
+        return target(request.kind(), request.mode(), request.permits(), tenant, paths);
+    }
+
+    private static String target(LockKind kind, LockMode mode, int permits, String tenant, List<LockPath> paths) {
+        String what = switch (kind) {
+            case PATH -> mode + " " + MessageText.paths(paths);
+            case SINGLETON -> "singleton " + MessageText.quoted(paths.get(0).value());
+            case SEMAPHORE -> "semaphore " + MessageText.quoted(paths.get(0).value()) + " (max " + permits + ")";
         };
-        return what + " in tenant '" + tenant + "'";
+        return what + " in tenant " + MessageText.quoted(tenant);
     }
 
     private GrantedLock held(LockRequest request, String tenant, List<LockPath> paths, Duration lease, LockScope scope,

@@ -102,7 +102,7 @@ public final class PathNormalizer {
         }
         String nfc = Normalizer.normalize(name, Normalizer.Form.NFC);
         if (nfc.length() > max) {
-            throw new IllegalArgumentException("The " + what + " '" + nfc.substring(0, 40) + "…' is longer than "
+            throw new IllegalArgumentException("The " + what + " " + MessageText.quoted(nfc) + " is longer than "
                     + max + " characters");
         }
         for (int i = 0; i < nfc.length(); i++) {

@@ -32,6 +32,7 @@ import dev.locks.LockKind;
 import dev.locks.LockMode;
 import dev.locks.LockPath;
 import dev.locks.LockUnavailableException;
+import dev.locks.MessageText;
 import dev.locks.PathNormalizer;
 import dev.locks.store.Grant;
 import dev.locks.store.GrantRequest;
@@ -144,7 +145,8 @@ public class JdbcLockStore implements LockStore {
 
     /** Grants {@code request}, after releasing {@code releasing} in the same transaction unless it is null. */
     private HandOff grant(GrantRequest request, Grant releasing) {
-        String what = (releasing != null ? "hand over to " : "grant ") + request.kind() + " " + request.paths();
+        String what = (releasing != null ? "hand over to " : "grant ") + request.kind() + " "
+                + MessageText.paths(request.paths());
         HandOff result = dialect.pipelinesGrants()
                 ? transactions.inBlock(what, connection -> pipelinedGrant(connection, request, releasing))
                 : dialect.groupsGrantsInBlocks()

@@ -1,0 +1,85 @@
+package dev.locks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import com.zaxxer.hikari.HikariDataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import dev.locks.jdbc.JdbcLockStore;
+import dev.locks.jdbc.SqlDialect;
+import dev.locks.testing.H2Store;
+import dev.locks.testing.TestDatabase;
+
+/**
+ * What the exceptions about a request say: short whatever the request holds, and with no invisible
+ * character printed raw.
+ */
+class RequestMessagesTest {
+
+    private final H2Store h2 = new H2Store();
+
+    private final DefaultLockService locks = h2.service(h2.store(), H2Store.quietNode("n").build());
+
+    @AfterEach
+    void stop() {
+        h2.close();
+    }
+
+    @Test
+    void aTimeoutOnAHundredLongPathsNamesTheFirstFiveAndCountsTheRest() {
+        try (LockHandle root = locks.acquire(LockRequest.paths("/").build())) {
+            LockRequest hundred = LockRequest.paths(longPaths(100)).waitAtMost(Duration.ZERO).build();
+
+            assertThatThrownBy(() -> locks.acquire(hundred)).isInstanceOf(LockTimeoutException.class)
+                    .hasMessageContaining("… and 95 more] in tenant 'default' is busy")
+                    .satisfies(ex -> assertThat(ex.getMessage()).hasSizeLessThan(2_000));
+        }
+    }
+
+    @Test
+    void aStoreFailureOnAThousandLongPathsKeepsTheMessageShort() {
+        HikariDataSource pool = TestDatabase.H2.newPool(1);
+        JdbcLockStore store = new JdbcLockStore(pool, SqlDialect.detect(pool), TestDatabase.uniquePrefix());
+        DefaultLockService down = h2.service(store, H2Store.quietNode("down").build());
+        pool.close();
+
+        assertThatThrownBy(() -> down.tryAcquire(LockRequest.paths(longPaths(1000)).build()))
+                .isInstanceOf(LockUnavailableException.class)
+                .satisfies(ex -> assertThat(ex.getMessage()).contains("Could not acquire EXCLUSIVE [/")
+                        .contains("grant PATH [/").hasSizeLessThan(4_000))
+                .satisfies(ex -> assertThat(ex.getMessage().split("… and 995 more", -1)).hasSize(3));
+    }
+
+    @Test
+    void aPathWithAZeroWidthSpaceIsPrintedApartFromThePathWithout() {
+        try (LockHandle held = locks.acquire(LockRequest.paths("/a\u200B").build())) {
+            assertThatThrownBy(() -> locks.acquire(LockRequest.paths("/a\u200B").waitAtMost(Duration.ZERO).build()))
+                    .hasMessageStartingWith("Lock EXCLUSIVE /a\\u200B in tenant 'default' is busy")
+                    .hasMessageContaining("held by EXCLUSIVE /a\\u200B (tenant 'default'");
+        }
+    }
+
+    @Test
+    void aLineSeparatorInATenantCannotStartANewLineOfTheMessage() {
+        String tenant = "acme\u2028ERROR forged line";
+        try (LockHandle held = locks.acquire(LockRequest.paths("/a").tenant(tenant).build())) {
+            assertThatThrownBy(() -> locks.acquire(LockRequest.paths("/a").tenant(tenant).waitAtMost(Duration.ZERO)
+                    .build())).hasMessageContaining("in tenant 'acme\\u2028ERROR forged line'")
+                    .satisfies(ex -> assertThat(ex.getMessage()).doesNotContain("\u2028"));
+        }
+    }
+
+    private static List<String> longPaths(int count) {
+        List<String> paths = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            paths.add("/" + "d".repeat(300) + "/" + i);
+        }
+        return paths;
+    }
+}

@@ -548,8 +548,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
     }
 
     private static String describe(GrantRequest request) {
-        return request.mode() + " " + MessageText.paths(request.paths()) + " (tenant " + MessageText.quoted(request.tenant())
-                + ", node " + request.node() + ", thread " + request.thread() + ")";
+        return target(request.kind(), request.mode(), request.permits(), request.tenant(), request.paths()) + " (node "
+                + request.node() + ", thread " + request.thread() + ")";
     }
 
     private boolean slowWait(long started) {

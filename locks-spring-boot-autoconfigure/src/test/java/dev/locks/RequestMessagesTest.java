@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.AfterEach;
@@ -17,8 +20,8 @@ import dev.locks.testing.H2Store;
 import dev.locks.testing.TestDatabase;
 
 /**
- * What the exceptions about a request say: short whatever the request holds, and with no invisible
- * character printed raw.
+ * What the exceptions about a request say: which lock, in the words of the timeout message, short
+ * whatever the request holds, and with no invisible character printed raw.
  */
 class RequestMessagesTest {
 
@@ -72,6 +75,68 @@ class RequestMessagesTest {
             assertThatThrownBy(() -> locks.acquire(LockRequest.paths("/a").tenant(tenant).waitAtMost(Duration.ZERO)
                     .build())).hasMessageContaining("in tenant 'acme\\u2028ERROR forged line'")
                     .satisfies(ex -> assertThat(ex.getMessage()).doesNotContain("\u2028"));
+        }
+    }
+
+    @Test
+    void anInterruptedWaitForASemaphoreNamesTheSemaphoreAndItsMax() throws Exception {
+        try (LockHandle permit = locks.acquire(LockRequest.semaphore("exports", 1).build())) {
+            CompletableFuture<Thread> waiter = new CompletableFuture<>();
+            CompletableFuture<Throwable> failure = CompletableFuture.supplyAsync(() -> {
+                waiter.complete(Thread.currentThread());
+                try {
+                    locks.acquire(LockRequest.semaphore("exports", 1).waitAtMost(Duration.ofSeconds(60)).build()).release();
+                    return null;
+                }
+                catch (RuntimeException ex) {
+                    return ex;
+                }
+            });
+            while (locks.waitingCount() == 0) {
+                Thread.sleep(5);
+            }
+            waiter.get().interrupt();
+
+            assertThat(failure.get(30, TimeUnit.SECONDS)).isInstanceOf(LockInterruptedException.class)
+                    .hasMessageStartingWith("Interrupted while waiting for semaphore 'exports' (max 1) in tenant 'default'");
+        }
+    }
+
+    @Test
+    void aDeadlockBetweenSingletonsNamesThemAsSingletons() throws Exception {
+        CountDownLatch bothHold = new CountDownLatch(2);
+        CompletableFuture<Throwable> first = CompletableFuture.supplyAsync(() -> nested("job-a", "job-b", bothHold));
+        CompletableFuture<Throwable> second = CompletableFuture.supplyAsync(() -> nested("job-b", "job-a", bothHold));
+
+        List<Throwable> failures = new ArrayList<>();
+        for (CompletableFuture<Throwable> owner : List.of(first, second)) {
+            Throwable failure = owner.get(60, TimeUnit.SECONDS);
+            if (failure != null) {
+                failures.add(failure);
+            }
+        }
+        assertThat(failures).hasSize(1).first().isInstanceOf(DeadlockDetectedException.class)
+                .satisfies(ex -> assertThat(ex.getMessage()).startsWith("Deadlock: singleton '")
+                        .doesNotContain("EXCLUSIVE"));
+    }
+
+    private Throwable nested(String outer, String inner, CountDownLatch bothHold) {
+        try {
+            locks.run(LockRequest.singleton(outer).build(), () -> {
+                bothHold.countDown();
+                try {
+                    bothHold.await(10, TimeUnit.SECONDS);
+                }
+                catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                }
+                locks.run(LockRequest.singleton(inner).waitAtMost(Duration.ofSeconds(30)).build(), () -> {
+                });
+            });
+            return null;
+        }
+        catch (RuntimeException ex) {
+            return ex;
         }
     }
 

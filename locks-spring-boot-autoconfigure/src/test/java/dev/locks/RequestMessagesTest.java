@@ -92,7 +92,7 @@ class RequestMessagesTest {
                     return ex;
                 }
             });
-            while (locks.waitingCount() == 0) {
+            while (locks.waitingCount() == 0 && !failure.isDone()) {
                 Thread.sleep(5);
             }
             waiter.get().interrupt();

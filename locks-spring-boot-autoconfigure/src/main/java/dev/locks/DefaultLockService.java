@@ -1,9 +1,11 @@
 package dev.locks;
 
+import java.text.Normalizer;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
@@ -253,17 +255,38 @@ public class DefaultLockService implements LockService, AutoCloseable {
      * @return the holders, oldest first
      */
     public List<LockHolder> list(HolderQuery query) {
+        // tenants and names are stored in NFC, as requests and holders() take them
+        String tenant = query.tenant() == null ? null : PathNormalizer.checkName("tenant", query.tenant(), 190);
         String prefix = query.pathPrefix();
         if (prefix != null && prefix.startsWith("/") && (query.kind() == null || query.kind() == LockKind.PATH)) {
-            prefix = settings.pathNormalizer().normalize(prefix).value();
+            String path = settings.pathNormalizer().normalize(prefix).value();
+            String name = Normalizer.normalize(prefix, Normalizer.Form.NFC);
+            if (query.kind() == null && !name.equals(path)) {
+                // names keep their case and slashes, so a folded or tidied path would miss the singleton of that name
+                return merged(query.limit(), store.list(narrowed(query, LockKind.PATH, tenant, path)),
+                        store.list(narrowed(query, LockKind.SINGLETON, tenant, name)),
+                        store.list(narrowed(query, LockKind.SEMAPHORE, tenant, name)));
+            }
+            prefix = path;
         }
         else if (prefix != null) {
             prefix = PathNormalizer.checkName("name", prefix, 1000);
         }
-        // tenants and names are stored in NFC, as requests and holders() take them
-        String tenant = query.tenant() == null ? null : PathNormalizer.checkName("tenant", query.tenant(), 190);
-        return store.list(new HolderQuery(query.kind(), tenant, prefix, query.node(), query.limit(),
-                query.includeWaiting()));
+        return store.list(narrowed(query, query.kind(), tenant, prefix));
+    }
+
+    private static HolderQuery narrowed(HolderQuery query, LockKind kind, String tenant, String pathPrefix) {
+        return new HolderQuery(kind, tenant, pathPrefix, query.node(), query.limit(), query.includeWaiting());
+    }
+
+    @SafeVarargs
+    private static List<LockHolder> merged(int limit, List<LockHolder>... lists) {
+        List<LockHolder> all = new ArrayList<>();
+        for (List<LockHolder> list : lists) {
+            all.addAll(list);
+        }
+        all.sort(Comparator.comparingLong(LockHolder::lockId));
+        return all.size() > limit ? List.copyOf(all.subList(0, limit)) : all;
     }
 
     /**
@@ -580,8 +603,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
     }
 
     private static String describe(GrantRequest request) {
-        return request.mode() + " " + (request.paths().size() == 1 ? request.paths().get(0) : request.paths())
-                + " (tenant '" + request.tenant() + "', node " + request.node() + ", thread " + request.thread() + ")";
+        return target(request.kind(), request.mode(), request.permits(), request.tenant(), request.paths()) + " (node "
+                + request.node() + ", thread " + request.thread() + ")";
     }
 
     private boolean slowWait(long started) {
@@ -598,12 +621,16 @@ public class DefaultLockService implements LockService, AutoCloseable {
      * {@code singleton 'x' in tenant 't'}, {@code semaphore 'x' (max 10) in tenant 't'}.
      */
     static String target(LockRequest request, String tenant, List<LockPath> paths) {
-        String what = switch (request.kind()) {
-            case PATH -> request.mode() + " " + (paths.size() == 1 ? paths.get(0).value() : paths.toString());
-            case SINGLETON -> "singleton '" + paths.get(0).value() + "'";
-            case SEMAPHORE -> "semaphore '" + paths.get(0).value() + "' (max " + request.permits() + ")";
+        return target(request.kind(), request.mode(), request.permits(), tenant, paths);
+    }
+
+    private static String target(LockKind kind, LockMode mode, int permits, String tenant, List<LockPath> paths) {
+        String what = switch (kind) {
+            case PATH -> mode + " " + MessageText.paths(paths);
+            case SINGLETON -> "singleton " + MessageText.quoted(paths.get(0).value());
+            case SEMAPHORE -> "semaphore " + MessageText.quoted(paths.get(0).value()) + " (max " + permits + ")";
         };
-        return what + " in tenant '" + tenant + "'";
+        return what + " in tenant " + MessageText.quoted(tenant);
     }
 
     private GrantedLock held(LockRequest request, String tenant, List<LockPath> paths, Duration lease, LockScope scope,

@@ -6,7 +6,8 @@ package dev.locks;
  *
  * @param kind what is locked
  * @param tenant the tenant
- * @param pathPrefix a path: the path itself and its subtree (for singletons and semaphores: the exact name)
+ * @param pathPrefix a path: the path itself and its subtree (for singletons and semaphores: the exact name;
+ *        with no kind, both: path locks in the subtree and singletons and semaphores of that name)
  * @param node the node that holds them
  * @param limit the most rows to return
  * @param includeWaiting also list requests waiting in the queue ({@link LockHolder#waiting()} true)

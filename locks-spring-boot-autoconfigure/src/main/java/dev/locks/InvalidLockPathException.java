@@ -17,7 +17,7 @@ public class InvalidLockPathException extends IllegalArgumentException {
      * @param reason why it was rejected
      */
     public InvalidLockPathException(String path, String reason) {
-        super("Invalid lock path " + quote(path) + ": " + reason);
+        super("Invalid lock path " + MessageText.quoted(path) + ": " + reason);
         this.path = path;
         this.reason = reason;
     }
@@ -34,22 +34,5 @@ public class InvalidLockPathException extends IllegalArgumentException {
      */
     public String getReason() {
         return reason;
-    }
-
-    private static String quote(String path) {
-        if (path == null) {
-            return "null";
-        }
-        String shown = path.length() > 120 ? path.substring(0, 120) + "…(" + path.length() + " chars)" : path;
-        StringBuilder out = new StringBuilder("'");
-        shown.codePoints().forEach(cp -> {
-            if (Character.isISOControl(cp)) {
-                out.append(String.format("\\u%04x", cp));
-            }
-            else {
-                out.appendCodePoint(cp);
-            }
-        });
-        return out.append('\'').toString();
     }
 }

@@ -27,11 +27,11 @@ public record LockHolder(long lockId, LockKind kind, String tenant, String path,
      */
     public String describe() {
         String what = switch (kind) {
-            case PATH -> mode + " " + path;
-            case SINGLETON -> "singleton '" + path + "'";
-            case SEMAPHORE -> "a permit of '" + path + "'";
+            case PATH -> mode + " " + MessageText.of(path);
+            case SINGLETON -> "singleton " + MessageText.quoted(path);
+            case SEMAPHORE -> "a permit of " + MessageText.quoted(path);
         };
-        return (waiting ? "a waiting request for " : "") + what + " (tenant '" + tenant + "', node " + node + ", thread " + thread + ", since " + since
+        return (waiting ? "a waiting request for " : "") + what + " (tenant " + MessageText.quoted(tenant) + ", node " + node + ", thread " + thread + ", since " + since
                 + ", lease until " + expiresAt + ", token " + lockId + ")";
     }
 }

@@ -94,7 +94,7 @@ public final class LockRequest {
      */
     public static Builder semaphore(String name, int max) {
         if (max < 1) {
-            throw new IllegalArgumentException("A semaphore needs at least 1 permit, was " + max + " for '" + name + "'");
+            throw new IllegalArgumentException("A semaphore needs at least 1 permit, was " + max + " for " + MessageText.quoted(name));
         }
         Builder builder = new Builder(LockKind.SEMAPHORE, nameList(name));
         builder.permits = max;
@@ -183,12 +183,13 @@ public final class LockRequest {
     public String toString() {
         StringBuilder s = new StringBuilder();
         switch (kind) {
-            case PATH -> s.append(mode).append(' ').append(keys.size() == 1 ? keys.get(0) : keys.toString());
-            case SINGLETON -> s.append("singleton '").append(keys.get(0)).append('\'');
-            case SEMAPHORE -> s.append("semaphore '").append(keys.get(0)).append("' (max ").append(permits).append(')');
+            case PATH -> s.append(mode).append(' ').append(MessageText.paths(keys));
+            case SINGLETON -> s.append("singleton ").append(MessageText.quoted(keys.get(0)));
+            case SEMAPHORE -> s.append("semaphore ").append(MessageText.quoted(keys.get(0))).append(" (max ").append(permits)
+                    .append(')');
         }
         if (tenant != null) {
-            s.append(" in tenant '").append(tenant).append('\'');
+            s.append(" in tenant ").append(MessageText.quoted(tenant));
         }
         return s.toString();
     }

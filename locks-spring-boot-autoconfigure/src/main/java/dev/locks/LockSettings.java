@@ -404,7 +404,7 @@ public final class LockSettings {
             return this;
         }
 
-        /** @param caseSensitive false to fold path case with Locale.ROOT @return this builder */
+        /** @param caseSensitive false to fold path case as String.equalsIgnoreCase compares @return this builder */
         public Builder caseSensitive(boolean caseSensitive) {
             this.caseSensitive = caseSensitive;
             return this;

@@ -1,11 +1,11 @@
 package dev.locks;
 
 import java.text.Normalizer;
-import java.util.Locale;
 
 /**
  * Turns user-supplied paths into {@link LockPath}s: Unicode NFC, repeated {@code /} collapsed,
- * trailing {@code /} removed, and optionally case-folded with {@link Locale#ROOT}. Rejects, with an
+ * trailing {@code /} removed, and optionally case-folded character by character, so that paths that
+ * are {@link String#equalsIgnoreCase equal ignoring case} after NFC are one path. Rejects, with an
  * {@link InvalidLockPathException} naming the path and the reason: null, empty and relative paths,
  * {@code .} and {@code ..} segments, NUL and other control characters, unpaired surrogates, and
  * paths longer than the configured maximum.
@@ -29,7 +29,7 @@ public final class PathNormalizer {
     private final int maxLength;
 
     /**
-     * @param caseSensitive false to fold case with {@link Locale#ROOT}
+     * @param caseSensitive false to fold case as {@link String#equalsIgnoreCase} compares
      * @param maxLength the longest normalised path accepted, in UTF-16 characters
      */
     public PathNormalizer(boolean caseSensitive, int maxLength) {
@@ -62,7 +62,7 @@ public final class PathNormalizer {
         checkCharacters(raw);
         String text = Normalizer.normalize(raw, Normalizer.Form.NFC);
         if (!caseSensitive) {
-            text = Normalizer.normalize(text.toLowerCase(Locale.ROOT), Normalizer.Form.NFC);
+            text = Normalizer.normalize(foldCase(text), Normalizer.Form.NFC);
         }
         StringBuilder out = new StringBuilder(text.length());
         int start = 0;
@@ -102,7 +102,7 @@ public final class PathNormalizer {
         }
         String nfc = Normalizer.normalize(name, Normalizer.Form.NFC);
         if (nfc.length() > max) {
-            throw new IllegalArgumentException("The " + what + " '" + nfc.substring(0, 40) + "…' is longer than "
+            throw new IllegalArgumentException("The " + what + " " + MessageText.quoted(nfc) + " is longer than "
                     + max + " characters");
         }
         for (int i = 0; i < nfc.length(); i++) {
@@ -113,6 +113,18 @@ public final class PathNormalizer {
             }
         }
         return nfc;
+    }
+
+    /**
+     * Folds each code point on its own, as {@link String#equalsIgnoreCase} compares them, so that
+     * paths equal ignoring case are one lock. {@code toLowerCase} would not do: it looks at the
+     * context, turning {@code Σ} into {@code ς} at the end of a word and into {@code σ} elsewhere,
+     * and {@code İ} into two characters.
+     */
+    private static String foldCase(String text) {
+        StringBuilder out = new StringBuilder(text.length());
+        text.codePoints().forEach(cp -> out.appendCodePoint(Character.toLowerCase(Character.toUpperCase(cp))));
+        return out.toString();
     }
 
     private static void checkCharacters(String raw) {

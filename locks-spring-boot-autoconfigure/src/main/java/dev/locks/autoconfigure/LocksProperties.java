@@ -222,8 +222,8 @@ public class LocksProperties {
     public static class Paths {
 
         /**
-         * Whether paths are case-sensitive. When false, paths are folded with Locale.ROOT, so /A and
-         * /a are the same lock.
+         * Whether paths are case-sensitive. When false, paths equal under String.equalsIgnoreCase
+         * are the same lock, /A and /a too.
          */
         private boolean caseSensitive = true;
 

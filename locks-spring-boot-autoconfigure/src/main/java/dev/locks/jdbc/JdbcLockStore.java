@@ -32,6 +32,7 @@ import dev.locks.LockKind;
 import dev.locks.LockMode;
 import dev.locks.LockPath;
 import dev.locks.LockUnavailableException;
+import dev.locks.MessageText;
 import dev.locks.PathNormalizer;
 import dev.locks.store.Grant;
 import dev.locks.store.GrantRequest;
@@ -144,7 +145,8 @@ public class JdbcLockStore implements LockStore {
 
     /** Grants {@code request}, after releasing {@code releasing} in the same transaction unless it is null. */
     private HandOff grant(GrantRequest request, Grant releasing) {
-        String what = (releasing != null ? "hand over to " : "grant ") + request.kind() + " " + request.paths();
+        String what = (releasing != null ? "hand over to " : "grant ") + request.kind() + " "
+                + MessageText.paths(request.paths());
         HandOff result = dialect.pipelinesGrants()
                 ? transactions.inBlock(what, connection -> pipelinedGrant(connection, request, releasing))
                 : dialect.groupsGrantsInBlocks()
@@ -980,9 +982,22 @@ public class JdbcLockStore implements LockStore {
                 if ((query.kind() == null || query.kind() == LockKind.PATH) && query.pathPrefix().startsWith("/")) {
                     // the service normalised it already; normalising again only rebuilds the LockPath
                     LockPath prefix = EXACT_PATHS.normalize(query.pathPrefix());
-                    where.append(" AND (path = ? OR (").append(dialect.subtree()).append("))");
-                    args.add(new Text(query.pathPrefix()));
-                    args.add(new Range(PathConflictQuery.subtreeLow(prefix), PathConflictQuery.subtreeHigh(prefix)));
+                    List<Object> subtreeArgs = List.of(new Text(query.pathPrefix()),
+                            new Range(PathConflictQuery.subtreeLow(prefix), PathConflictQuery.subtreeHigh(prefix)));
+                    if (query.kind() == LockKind.PATH) {
+                        where.append(" AND (path = ? OR (").append(dialect.subtree()).append("))");
+                        args.addAll(subtreeArgs);
+                    }
+                    else {
+                        // a subtree holds path locks only: a singleton or semaphore matches by its exact name
+                        String pathKind = String.valueOf(LockKind.PATH.code());
+                        where.append(" AND ((kind = ? AND (path = ? OR (").append(dialect.subtree())
+                                .append("))) OR (kind <> ? AND path = ?))");
+                        args.add(pathKind);
+                        args.addAll(subtreeArgs);
+                        args.add(pathKind);
+                        args.add(new Text(query.pathPrefix()));
+                    }
                 }
                 else {
                     where.append(" AND path = ?");

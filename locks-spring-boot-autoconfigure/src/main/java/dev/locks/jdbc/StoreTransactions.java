@@ -11,6 +11,7 @@ import org.springframework.core.retry.RetryPolicy;
 import org.springframework.core.retry.RetryTemplate;
 
 import dev.locks.LockUnavailableException;
+import dev.locks.MessageText;
 
 /**
  * Runs store work on a connection of its own, never inside the caller's transaction: grant
@@ -189,7 +190,8 @@ final class StoreTransactions {
             if (cause instanceof RuntimeException runtime && !(cause instanceof org.springframework.dao.DataAccessException)) {
                 throw runtime;
             }
-            throw new LockUnavailableException("Lock store failed to " + what + ": " + cause.getMessage(), cause);
+            throw new LockUnavailableException("Lock store failed to " + what + ": " + MessageText.firstLine(cause.getMessage()),
+                    cause);
         }
     }
 

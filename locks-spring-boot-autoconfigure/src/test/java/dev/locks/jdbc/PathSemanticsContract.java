@@ -2,6 +2,7 @@ package dev.locks.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -17,6 +18,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 import dev.locks.InvalidLockPathException;
 import dev.locks.LockHandle;
 import dev.locks.LockHolder;
+import dev.locks.LockKind;
 import dev.locks.LockMode;
 import dev.locks.LockRequest;
 import dev.locks.LockSettings;
@@ -288,6 +290,15 @@ abstract class PathSemanticsContract extends LockServiceContract {
     }
 
     @Test
+    void withCaseInsensitivePathsAWordEndingInCapitalSigmaConflictsWithItsLowerCaseSpelling() {
+        JdbcLockService folding = node("node-folding", mainPool(),
+                LockSettings.builder().nodeId("node-folding").caseSensitive(false).slowWaitLog(null));
+        try (LockHandle upper = folding.tryAcquire(x("/\u039B\u039F\u0393\u039F\u03A3.TXT").build()).orElseThrow()) {
+            assertThat(folding.tryAcquire(x("/\u03BB\u03BF\u03B3\u03BF\u03C2.txt").build())).isEmpty();
+        }
+    }
+
+    @Test
     void operatorsListLiveLocksByTenantPathPrefixAndNode() {
         JdbcLockService other = newNode("node-b");
         List<LockHandle> held = new ArrayList<>();
@@ -301,6 +312,43 @@ abstract class PathSemanticsContract extends LockServiceContract {
             assertThat(locks.list(new dev.locks.HolderQuery(null, tenant, "/", "node-b", 100)))
                     .extracting(LockHolder::path).containsExactly("/ops/b/c");
             assertThat(locks.list(new dev.locks.HolderQuery(null, tenant + "-nobody", null, null, 100))).isEmpty();
+        }
+        finally {
+            held.forEach(LockHandle::release);
+        }
+    }
+
+    @Test
+    void aPathPrefixWithNoKindListsPathLocksInItsSubtreeAndOnlyTheSingletonsAndSemaphoresOfThatName() {
+        List<LockHandle> held = new ArrayList<>();
+        held.add(tryX("/ops/a").orElseThrow());
+        held.add(locks.tryAcquire(LockRequest.singleton("/ops").tenant(tenant).build()).orElseThrow());
+        held.add(locks.tryAcquire(LockRequest.semaphore("/ops", 2).tenant(tenant).build()).orElseThrow());
+        held.add(locks.tryAcquire(LockRequest.singleton("/ops/nightly").tenant(tenant).build()).orElseThrow());
+        held.add(locks.tryAcquire(LockRequest.semaphore("/ops/exports", 2).tenant(tenant).build()).orElseThrow());
+        try {
+            assertThat(locks.list(new dev.locks.HolderQuery(null, tenant, "/ops", null, 100)))
+                    .extracting(LockHolder::kind, LockHolder::path).containsExactly(tuple(LockKind.PATH, "/ops/a"),
+                            tuple(LockKind.SINGLETON, "/ops"), tuple(LockKind.SEMAPHORE, "/ops"));
+        }
+        finally {
+            held.forEach(LockHandle::release);
+        }
+    }
+
+    @Test
+    void withCaseInsensitivePathsAPrefixWithNoKindFindsPathLocksFoldedAndSingletonsByTheirExactName() {
+        JdbcLockService folding = node("node-folding", mainPool(),
+                LockSettings.builder().nodeId("node-folding").caseSensitive(false).slowWaitLog(null));
+        List<LockHandle> held = new ArrayList<>();
+        held.add(folding.tryAcquire(x("/Jobs/Nightly/report").build()).orElseThrow());
+        held.add(folding.tryAcquire(LockRequest.singleton("/Jobs/Nightly").tenant(tenant).build()).orElseThrow());
+        held.add(folding.tryAcquire(LockRequest.singleton("/jobs/nightly").tenant(tenant).build()).orElseThrow());
+        try {
+            assertThat(folding.list(new dev.locks.HolderQuery(null, tenant, "/Jobs/Nightly", null, 100)))
+                    .extracting(LockHolder::kind, LockHolder::path)
+                    .containsExactly(tuple(LockKind.PATH, "/jobs/nightly/report"),
+                            tuple(LockKind.SINGLETON, "/Jobs/Nightly"));
         }
         finally {
             held.forEach(LockHandle::release);

@@ -46,17 +46,17 @@ class RequestMessagesTest {
     }
 
     @Test
-    void aStoreFailureOnAThousandLongPathsKeepsTheMessageShort() {
+    void aStoreFailureOnTheMostLongPathsAllowedKeepsTheMessageShort() {
         HikariDataSource pool = TestDatabase.H2.newPool(1);
         JdbcLockStore store = new JdbcLockStore(pool, SqlDialect.detect(pool), TestDatabase.uniquePrefix());
         DefaultLockService down = h2.service(store, H2Store.quietNode("down").build());
         pool.close();
 
-        assertThatThrownBy(() -> down.tryAcquire(LockRequest.paths(longPaths(1000)).build()))
+        assertThatThrownBy(() -> down.tryAcquire(LockRequest.paths(longPaths(LockSettings.MOST_PATHS_PER_REQUEST)).build()))
                 .isInstanceOf(LockUnavailableException.class)
                 .satisfies(ex -> assertThat(ex.getMessage()).contains("Could not acquire EXCLUSIVE [/")
                         .contains("grant PATH [/").hasSizeLessThan(4_000))
-                .satisfies(ex -> assertThat(ex.getMessage().split("… and 995 more", -1)).hasSize(3));
+                .satisfies(ex -> assertThat(ex.getMessage().split("… and " + (LockSettings.MOST_PATHS_PER_REQUEST - 5) + " more", -1)).hasSize(3));
     }
 
     @Test

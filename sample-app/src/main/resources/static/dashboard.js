@@ -14,13 +14,24 @@ function time(iso) {
   return iso ? new Date(iso).toLocaleTimeString() : '';
 }
 
+// The server frees the whole grant (every path a request locked together, e.g. a move's source and
+// destination) and answers what it freed, in the listing's shape.
+function releasedText(d) {
+  if (!d.released) return `Nothing released: lock ${d.lockId} was already released or its lease had ended.`;
+  const locks = [...d.paths.map(p => `${p.mode} ${p.path}`), ...d.singletons.map(s => `singleton ${s.name}`),
+    ...d.semaphores.map(s => `a permit of ${s.name}`)];
+  const first = d.paths[0] || d.singletons[0] || d.semaphores[0];
+  return `Released (tenant ${first.tenant}):\n${locks.join('\n')}`;
+}
+
 function releaseButton(lockId, what) {
   return el('button', {
     class: 'release', 'data-lock-id': lockId,
     onclick: async () => {
-      if (!confirm(`Force-release ${what}? Its owner may still be working; its handle becomes invalid.`)) return;
-      const r = await fetch(`${ENDPOINT}/${lockId}`, { method: 'DELETE' });
-      if (!r.ok) alert(`Force-release failed: HTTP ${r.status}`);
+      if (!confirm(`Force-release ${what} and all else its request locked with it (its whole grant, e.g. both `
+        + `ends of a move)? Its owner may still be working; its handle becomes invalid.`)) return;
+      const r = await fetch(`${ENDPOINT}/${lockId}`, { method: 'DELETE', headers: { Accept: 'application/json' } });
+      alert(r.ok ? releasedText(await r.json()) : `Force-release failed: HTTP ${r.status}`);
       refresh();
     }
   }, 'force release');

@@ -17,6 +17,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -294,12 +295,31 @@ public class DefaultLockService implements LockService, AutoCloseable {
      * turns invalid at the next renewal; use it only for a holder known to be stuck.
      *
      * @param lockId a {@link LockHolder#lockId()}
-     * @return true if a grant was deleted
+     * @return true if a live grant was deleted
+     * @see #forceReleaseGrant
      */
     public boolean forceRelease(long lockId) {
-        boolean released = store.forceRelease(lockId) > 0;
-        if (released) {
-            log.warn("Lock {} was force-released by an operator", lockId);
+        return !forceReleaseGrant(lockId, "an operator").isEmpty();
+    }
+
+    /**
+     * Force-releases the whole grant holding row {@code lockId}, whoever owns it, and logs at WARN
+     * every row it freed and who asked. A grant is all or nothing: naming one path of a multi-path
+     * grant (a move's source, say) frees its other paths too. Its owner's handle turns invalid at the
+     * next renewal; use it only for a holder known to be stuck.
+     *
+     * @param lockId a {@link LockHolder#lockId()}
+     * @param requestedBy who asked, for the log (e.g. {@code "user 'alice'"})
+     * @return the rows released, oldest first; empty if the grant was gone or its lease had ended
+     */
+    public List<LockHolder> forceReleaseGrant(long lockId, String requestedBy) {
+        List<LockHolder> released = store.forceRelease(lockId);
+        if (released.isEmpty()) {
+            log.info("Force-release of lock {} asked by {} found no live grant", lockId, requestedBy);
+        }
+        else {
+            log.warn("Lock {} was force-released by {}, freeing {} row(s) of its grant: {}", lockId, requestedBy,
+                    released.size(), released.stream().map(LockHolder::describe).collect(Collectors.joining("; ")));
         }
         return released;
     }

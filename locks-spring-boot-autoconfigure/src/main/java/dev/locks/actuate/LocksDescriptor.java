@@ -38,31 +38,47 @@ public record LocksDescriptor(String node, int heldByThisNode, int waitingOnThis
      * @return the descriptor
      */
     static LocksDescriptor of(String node, int held, int waiting, List<LockHolder> holders, boolean truncated) {
-        List<PathLock> paths = new ArrayList<>();
-        List<SingletonLock> singletons = new ArrayList<>();
-        Map<List<String>, List<Permit>> permits = new LinkedHashMap<>();
+        List<LockHolder> grants = new ArrayList<>();
         List<Waiter> waiters = new ArrayList<>();
         for (LockHolder h : holders) {
             if (h.waiting()) {
                 waiters.add(new Waiter(h.lockId(), h.kind().name().toLowerCase(Locale.ROOT), h.tenant(), h.path(),
                         h.mode().name().toLowerCase(Locale.ROOT), h.node(), h.thread(), String.valueOf(h.since()),
                         h.ownerHint()));
-                continue;
             }
-            switch (h.kind()) {
-                case PATH -> paths.add(new PathLock(h.lockId(), h.tenant(), h.path(),
-                        h.mode().name().toLowerCase(Locale.ROOT), h.node(), h.thread(), String.valueOf(h.since()),
-                        String.valueOf(h.expiresAt()), h.ownerHint()));
-                case SINGLETON -> singletons.add(new SingletonLock(h.lockId(), h.tenant(), h.path(), h.node(),
-                        h.thread(), String.valueOf(h.since()), String.valueOf(h.expiresAt()), h.ownerHint()));
-                case SEMAPHORE -> permits.computeIfAbsent(List.of(h.tenant(), h.path()), k -> new ArrayList<>())
-                        .add(new Permit(h.lockId(), h.node(), h.thread(), String.valueOf(h.since()),
-                                String.valueOf(h.expiresAt()), h.ownerHint()));
+            else {
+                grants.add(h);
             }
         }
-        List<SemaphoreUsage> semaphores = new ArrayList<>();
-        permits.forEach((key, list) -> semaphores.add(new SemaphoreUsage(key.get(0), key.get(1), list.size(), list)));
-        return new LocksDescriptor(node, held, waiting, paths, singletons, semaphores, waiters, truncated);
+        Grants sorted = Grants.of(grants);
+        return new LocksDescriptor(node, held, waiting, sorted.paths(), sorted.singletons(), sorted.semaphores(),
+                waiters, truncated);
+    }
+
+    /** Grants sorted into the three kinds, as the listings and the force-release answer show them. */
+    record Grants(List<PathLock> paths, List<SingletonLock> singletons, List<SemaphoreUsage> semaphores) {
+
+        /** Sorts grants (no waiting rows) by kind, grouping semaphore permits by tenant and name. */
+        static Grants of(List<LockHolder> grants) {
+            List<PathLock> paths = new ArrayList<>();
+            List<SingletonLock> singletons = new ArrayList<>();
+            Map<List<String>, List<Permit>> permits = new LinkedHashMap<>();
+            for (LockHolder h : grants) {
+                switch (h.kind()) {
+                    case PATH -> paths.add(new PathLock(h.lockId(), h.tenant(), h.path(),
+                            h.mode().name().toLowerCase(Locale.ROOT), h.node(), h.thread(), String.valueOf(h.since()),
+                            String.valueOf(h.expiresAt()), h.ownerHint()));
+                    case SINGLETON -> singletons.add(new SingletonLock(h.lockId(), h.tenant(), h.path(), h.node(),
+                            h.thread(), String.valueOf(h.since()), String.valueOf(h.expiresAt()), h.ownerHint()));
+                    case SEMAPHORE -> permits.computeIfAbsent(List.of(h.tenant(), h.path()), k -> new ArrayList<>())
+                            .add(new Permit(h.lockId(), h.node(), h.thread(), String.valueOf(h.since()),
+                                    String.valueOf(h.expiresAt()), h.ownerHint()));
+                }
+            }
+            List<SemaphoreUsage> semaphores = new ArrayList<>();
+            permits.forEach((key, list) -> semaphores.add(new SemaphoreUsage(key.get(0), key.get(1), list.size(), list)));
+            return new Grants(paths, singletons, semaphores);
+        }
     }
 
     /**

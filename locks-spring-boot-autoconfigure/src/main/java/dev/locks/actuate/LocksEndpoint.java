@@ -1,5 +1,6 @@
 package dev.locks.actuate;
 
+import java.security.Principal;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -10,6 +11,7 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
@@ -31,7 +33,8 @@ import dev.locks.store.LockStore;
  * <li>{@code GET /actuator/locks/{kind}/{name...}?tenant=}: the holders of one path (every grant
  * overlapping it: the path, its ancestors and its subtree), singleton or semaphore, e.g.
  * {@code /actuator/locks/path/Shared/marketing};</li>
- * <li>{@code DELETE /actuator/locks/{lockId}}: force-release. The endpoint's default access is
+ * <li>{@code DELETE /actuator/locks/{lockId}}: force-release of the whole grant holding that lock,
+ * answering every lock it freed. The endpoint's default access is
  * read-only, so this operation exists only when the application sets
  * {@code management.endpoint.locks.access=unrestricted}; secure it like any other write operation.</li>
  * </ul>
@@ -95,14 +98,21 @@ public class LocksEndpoint {
 
     /**
      * Force-releases the whole grant that holds {@code lockId}, whoever owns it: waiters may take it
-     * at once, and the former owner's handle turns invalid at its next renewal.
+     * at once, and the former owner's handle turns invalid at its next renewal. Every row of the
+     * grant goes (a move's source and destination alike) and is logged at WARN with the caller's
+     * name, since the rows are gone afterwards.
      *
      * @param lockId a {@code lockId} from the listing
-     * @return whether a live grant was deleted
+     * @param caller who asks, for the log
+     * @return whether a live grant was deleted, and every lock it held
      */
     @DeleteOperation
-    public ForceReleaseDescriptor release(@Selector long lockId) {
-        return new ForceReleaseDescriptor(lockId, locks.forceRelease(lockId));
+    public ForceReleaseDescriptor release(@Selector long lockId, SecurityContext caller) {
+        Principal principal = caller.getPrincipal();
+        // a name is the caller's text: no line breaks that could forge log lines
+        String requestedBy = principal == null ? "an unauthenticated caller"
+                : "'" + principal.getName().replaceAll("\\p{Cntrl}", "?") + "'";
+        return ForceReleaseDescriptor.of(lockId, locks.forceReleaseGrant(lockId, requestedBy + " through the actuator"));
     }
 
     private LocksDescriptor describe(List<LockHolder> holders, int max) {

@@ -1050,12 +1050,32 @@ public class JdbcLockStore implements LockStore {
     }
 
     @Override
-    public int forceRelease(long lockId) {
-        return transactions.autoCommit("force-release a lock", connection -> {
+    public List<LockHolder> forceRelease(long lockId) {
+        // only live rows count, as for an owner's release: an expired grant is nobody's to free, the purge removes it
+        String liveRows = "SELECT " + PathConflictQuery.COLUMNS + ", 'H' AS row_state FROM " + tables.held()
+                + " WHERE grant_id = (SELECT grant_id FROM " + tables.held() + " WHERE id = ?) AND expires_at > "
+                + dialect.now() + " ORDER BY id FOR UPDATE";
+        return transactions.inTransaction("force-release a lock", connection -> {
+            List<LockHolder> rows = new ArrayList<>();
+            try (PreparedStatement ps = connection.prepareStatement(liveRows)) {
+                ps.setLong(1, lockId);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        rows.add(conflicts.holder(rs));
+                    }
+                }
+            }
+            if (rows.isEmpty()) {
+                return rows;
+            }
             // the lock may be this node's: its own waiters learn of it from the notice too
-            return modifyAndNotify(connection, "DELETE FROM " + tables.held()
-                    + " WHERE grant_id IN (SELECT grant_id FROM (SELECT grant_id FROM " + tables.held()
-                    + " WHERE id = ?) target)", ReleaseOrigin.ANY, false, ps -> ps.setLong(1, lockId));
+            modifyAndNotify(connection, "DELETE FROM " + tables.held() + " WHERE id IN ("
+                    + SqlDialect.placeholders(rows.size()) + ")", ReleaseOrigin.ANY, false, ps -> {
+                        for (int i = 0; i < rows.size(); i++) {
+                            ps.setLong(i + 1, rows.get(i).lockId());
+                        }
+                    });
+            return rows;
         });
     }
 

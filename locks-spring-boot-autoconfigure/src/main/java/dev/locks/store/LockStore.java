@@ -156,13 +156,14 @@ public interface LockStore {
     List<LockHolder> list(HolderQuery query);
 
     /**
-     * Deletes the whole grant that has the row {@code lockId}, whoever owns it: the operator's
-     * force-release. The owner's handle notices at its next renewal.
+     * Deletes the live rows of the whole grant that has the row {@code lockId}, whoever owns it: the
+     * operator's force-release. A grant is all or nothing, so every path of a multi-path grant goes,
+     * whichever of its rows was named. The owner's handle notices at its next renewal.
      *
      * @param lockId a {@link LockHolder#lockId()}
-     * @return how many rows were deleted (0 if there was no such grant)
+     * @return the rows deleted, oldest first; empty if there was no such row or its grant had expired
      */
-    int forceRelease(long lockId);
+    List<LockHolder> forceRelease(long lockId);
 
     /**
      * Asks to be told when another node may have freed something in a tenant, so that waiters here

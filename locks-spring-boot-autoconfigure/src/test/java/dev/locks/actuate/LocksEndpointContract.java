@@ -12,6 +12,9 @@ import static org.springframework.test.web.servlet.request.MockMvcRequestBuilder
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.jsonPath;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,6 +22,10 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -26,6 +33,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
 
@@ -34,6 +42,7 @@ import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.test.web.servlet.MockMvc;
 import org.springframework.test.web.servlet.setup.MockMvcBuilders;
 
+import dev.locks.DefaultLockService;
 import dev.locks.LockHandle;
 import dev.locks.LockLostException;
 import dev.locks.LockRequest;
@@ -360,6 +369,127 @@ abstract class LocksEndpointContract {
                 mvc.perform(delete("/actuator/locks/{id}", Long.MAX_VALUE - 1))
                         .andExpect(status().isOk())
                         .andExpect(jsonPath("$.released", is(false))));
+    }
+
+    @Test
+    void forceReleasingOnePathOfAGrantAnswersAndFreesEveryPathOfIt() {
+        withMvc(application().withPropertyValues("management.endpoint.locks.access=unrestricted"), (mvc, locks) -> {
+            // a move: its source and destination are two rows, with two lockIds, of one grant
+            locks.acquire(LockRequest.paths("/Shared/marketing/Dallas", "/Shared/Dallas").exclusive().tenant(tenant).build());
+            long destination = locks.holders(tenant, "/Shared/Dallas").get(0).lockId();
+
+            mvc.perform(delete("/actuator/locks/{id}", destination))
+                    .andExpect(status().isOk())
+                    .andExpect(jsonPath("$.lockId").value(destination))
+                    .andExpect(jsonPath("$.released", is(true)))
+                    .andExpect(jsonPath("$.paths[*].path", containsInAnyOrder("/Shared/marketing/Dallas", "/Shared/Dallas")))
+                    .andExpect(jsonPath("$.paths[*].tenant", contains(tenant, tenant)))
+                    .andExpect(jsonPath("$.paths[*].node", contains("node-a", "node-a")))
+                    .andExpect(jsonPath("$.paths[0].*", hasSize(9)))
+                    .andExpect(jsonPath("$.singletons", hasSize(0)))
+                    .andExpect(jsonPath("$.semaphores", hasSize(0)));
+
+            assertThat(nodeB.tryAcquire(x("/Shared").build())).as("both paths are free").isPresent();
+        });
+    }
+
+    @Test
+    void forceReleasingAGrantWhoseLeaseEndedAnswersNothingReleasedBeforeThePurge() {
+        withMvc(application().withPropertyValues("management.endpoint.locks.access=unrestricted"), (mvc, locks) -> {
+            LockHandle lapsed = locks.acquire(x("/lapsed").lease(Duration.ofMillis(300)).build());
+            // the next purge is a minute away: the row stays in the table, expired
+            await().atMost(Duration.ofSeconds(5)).until(() -> locks.holders(tenant, "/lapsed").isEmpty());
+
+            mvc.perform(delete("/actuator/locks/{id}", lapsed.fencingToken()))
+                    .andExpect(status().isOk())
+                    .andExpect(jsonPath("$.released", is(false)))
+                    .andExpect(jsonPath("$.paths", hasSize(0)));
+        });
+    }
+
+    @Test
+    void forceReleaseLogsWhoAskedAndEveryLockReleased() {
+        withMvc(application().withPropertyValues("management.endpoint.locks.access=unrestricted"), (mvc, locks) -> {
+            locks.acquire(LockRequest.paths("/Shared/marketing/Dallas", "/Shared/Dallas").exclusive().tenant(tenant).build());
+            long destination = locks.holders(tenant, "/Shared/Dallas").get(0).lockId();
+
+            List<String> logged = logDuring(() -> mvc.perform(delete("/actuator/locks/{id}", destination)
+                    .principal(() -> "alice")).andExpect(status().isOk()));
+
+            assertThat(logged).singleElement().asString()
+                    .contains("'alice'", "/Shared/marketing/Dallas", "/Shared/Dallas", tenant, "node-a",
+                            Thread.currentThread().getName());
+        });
+    }
+
+    @Test
+    void forceReleaseLogsACallerWithoutPrincipalAsUnauthenticated() {
+        withMvc(application().withPropertyValues("management.endpoint.locks.access=unrestricted"), (mvc, locks) -> {
+            LockHandle held = locks.acquire(x("/job").build());
+
+            List<String> logged = logDuring(() -> mvc.perform(delete("/actuator/locks/{id}", held.fencingToken()))
+                    .andExpect(status().isOk()));
+
+            assertThat(logged).singleElement().asString().contains("an unauthenticated caller", "/job");
+        });
+    }
+
+    @Test
+    void forceReleaseShowsNoOwnerTokenNorGrantIdInItsAnswerOrLog() {
+        withMvc(application().withPropertyValues("management.endpoint.locks.access=unrestricted"), (mvc, locks) -> {
+            locks.acquire(LockRequest.paths("/Shared/marketing/Dallas", "/Shared/Dallas").exclusive().tenant(tenant).build());
+            long destination = locks.holders(tenant, "/Shared/Dallas").get(0).lockId();
+            List<String> secrets = ownerTokensAndGrantIds();
+            List<String> texts = new ArrayList<>();
+
+            texts.addAll(logDuring(() -> texts.add(mvc.perform(delete("/actuator/locks/{id}", destination).principal(() -> "alice"))
+                    .andExpect(jsonPath("$.paths", hasSize(2)))
+                    .andReturn().getResponse().getContentAsString())));
+
+            assertThat(secrets).hasSize(4);
+            assertThat(texts).hasSize(2).allSatisfy(text -> {
+                assertThat(text).doesNotContainPattern("(?<![0-9a-fA-F])[0-9a-f]{32}(?![0-9a-fA-F])");
+                secrets.forEach(secret -> assertThat(text).doesNotContain(secret));
+            });
+        });
+    }
+
+    private interface Request {
+        void run() throws Exception;
+    }
+
+    /** What the lock service logs at INFO and above while {@code request} runs. */
+    private static List<String> logDuring(Request request) throws Exception {
+        Logger log = (Logger) LoggerFactory.getLogger(DefaultLockService.class);
+        ListAppender<ILoggingEvent> appender = new ListAppender<>();
+        Level level = log.getLevel();
+        log.setLevel(Level.INFO);
+        appender.start();
+        log.addAppender(appender);
+        try {
+            request.run();
+        }
+        finally {
+            log.detachAppender(appender);
+            log.setLevel(level);
+        }
+        return appender.list.stream().map(ILoggingEvent::getFormattedMessage).toList();
+    }
+
+    /** The owner tokens and grant ids of the tenant's held rows: capabilities, never to be shown. */
+    private List<String> ownerTokensAndGrantIds() throws Exception {
+        List<String> secrets = new ArrayList<>();
+        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
+                "SELECT owner_token, grant_id FROM " + prefix + "held WHERE tenant = ?")) {
+            ps.setString(1, tenant);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    secrets.add(rs.getString(1));
+                    secrets.add(rs.getString(2));
+                }
+            }
+        }
+        return secrets;
     }
 
     private LockRequest.Builder s(String path) {

@@ -365,4 +365,22 @@ abstract class PathSemanticsContract extends LockServiceContract {
         assertThat(stuck.release()).isFalse();
         assertThat(locks.forceRelease(id)).isFalse();
     }
+
+    @Test
+    void aForceReleaseAnswersEveryRowOfTheGrantItFreed() {
+        tryX("/Shared/marketing/Dallas", "/Shared/Dallas").orElseThrow();
+        long destination = locks.holders(tenant, "/Shared/Dallas").get(0).lockId();
+
+        List<LockHolder> released = locks.forceReleaseGrant(destination, "a test");
+
+        assertThat(released).extracting(LockHolder::path)
+                .containsExactlyInAnyOrder("/Shared/marketing/Dallas", "/Shared/Dallas");
+        assertThat(released).allSatisfy(row -> {
+            assertThat(row.tenant()).isEqualTo(tenant);
+            assertThat(row.mode()).isEqualTo(LockMode.EXCLUSIVE);
+            assertThat(row.node()).isEqualTo("node-a");
+            assertThat(row.waiting()).isFalse();
+        });
+        assertThat(locks.list(new dev.locks.HolderQuery(null, tenant, null, null, 100))).isEmpty();
+    }
 }

@@ -1051,13 +1051,12 @@ public class JdbcLockStore implements LockStore {
 
     @Override
     public List<LockHolder> forceRelease(long lockId) {
-        // only live rows count, as for an owner's release: an expired grant is nobody's to free, the purge removes it
-        String liveRows = "SELECT " + PathConflictQuery.COLUMNS + ", 'H' AS row_state FROM " + tables.held()
-                + " WHERE grant_id = (SELECT grant_id FROM " + tables.held() + " WHERE id = ?) AND expires_at > "
-                + dialect.now() + " ORDER BY id FOR UPDATE";
         return transactions.inTransaction("force-release a lock", connection -> {
             List<LockHolder> rows = new ArrayList<>();
-            try (PreparedStatement ps = connection.prepareStatement(liveRows)) {
+            // only live rows count, as for an owner's release: an expired grant is nobody's to free, the purge removes it
+            try (PreparedStatement ps = connection.prepareStatement("SELECT " + PathConflictQuery.COLUMNS
+                    + ", 'H' AS row_state FROM " + tables.held() + " WHERE grant_id = (SELECT grant_id FROM "
+                    + tables.held() + " WHERE id = ?) AND expires_at > " + dialect.now() + " ORDER BY id FOR UPDATE")) {
                 ps.setLong(1, lockId);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {

@@ -59,6 +59,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
     /** Set by {@link #close()}: new requests are refused, since nothing would renew or release them. */
     private volatile boolean closed;
 
+    /** Acquisitions under way, which {@link #close()} lets end before it looks at what is held. */
+    private final AtomicInteger acquiring = new AtomicInteger();
+
     private final AtomicInteger waiting = new AtomicInteger();
 
     private final AtomicLong handOffs = new AtomicLong();
@@ -359,10 +362,22 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
     private Optional<LockHandle> grant(LockRequest request, String tenant, List<LockPath> paths, Duration wait,
             LockScope scope, boolean failWhenBusy) {
-        if (closed) {
-            throw new LockUnavailableException("Could not acquire " + target(request, tenant, paths)
-                    + ": the lock service is closed", null);
+        // counted before the check, so that close() waits for every acquisition that passed it
+        acquiring.incrementAndGet();
+        try {
+            if (closed) {
+                throw new LockUnavailableException("Could not acquire " + target(request, tenant, paths)
+                        + ": the lock service is closed", null);
+            }
+            return grantWhileOpen(request, tenant, paths, wait, scope, failWhenBusy);
         }
+        finally {
+            acquiring.decrementAndGet();
+        }
+    }
+
+    private Optional<LockHandle> grantWhileOpen(LockRequest request, String tenant, List<LockPath> paths,
+            Duration wait, LockScope scope, boolean failWhenBusy) {
         Duration lease = request.lease() != null ? request.lease() : settings.defaultLease();
         String owner = scope != null ? scope.owner() : OwnerTokens.next();
         GrantRequest grantRequest = new GrantRequest(request.kind(), tenant, paths, request.mode(), lease,
@@ -381,6 +396,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 }
                 outcome = AcquireOutcome.TIMEOUT;
                 throw new LockTimeoutException("Lock " + target(request, tenant, paths), wait, result.conflicts());
+            }
+            if (closed) {
+                // close() began meanwhile: nothing would renew the grant, and no work runs under it yet
+                releaseUnwanted(result.grant(), grantRequest);
+                throw new LockUnavailableException("the lock service closed while it was being acquired", null);
             }
             outcome = AcquireOutcome.ACQUIRED;
             return Optional.of(held(request, tenant, paths, lease, scope, result.grant(), attempt.sent));
@@ -463,10 +483,14 @@ public class DefaultLockService implements LockService, AutoCloseable {
             BackOffExecution delays = backOff.start();
             boolean logged = false;
             boolean granted = false;
+            boolean leftQueue = false;
             waiting.incrementAndGet();
             LocalWakeups.Waiter waiter = wakeups.register(queued);
             try {
                 while (true) {
+                    if (closed) {
+                        throw new LockUnavailableException("the lock service closed while it was waiting", null);
+                    }
                     long remaining = deadline - System.nanoTime();
                     if (remaining <= 0) {
                         return result;
@@ -497,17 +521,33 @@ public class DefaultLockService implements LockService, AutoCloseable {
                         delays = backOff.start();
                     }
                     if (!pollBudget.await(deadline)) {
-                        // no poll slot is free before the deadline: sleep it out where a release of this JVM
-                        // can still hand the lock over or wake this waiter, instead of giving up at once
-                        waiter.await(deadline - System.nanoTime());
+                        // no poll slot is free before the deadline. Giving up now would also forgo what needs no
+                        // poll: a release of this JVM handing the lock over, or telling this waiter a place is free.
+                        // Its queue rows go, though: kept without looks, they would hold up later requests on
+                        // every node for nothing. Should a slot free up, it queues again, at the back.
+                        if (!leftQueue) {
+                            leaveQueue(queued);
+                            leftQueue = true;
+                            renewQueueAt = System.nanoTime();
+                        }
+                        if (waiter.takeOverlappingRelease()) {
+                            sent = System.nanoTime();
+                            result = tryGrant(request, queued);
+                            if (result.grant() != null) {
+                                granted = true;
+                                return result;
+                            }
+                            wakeups.notTakenBy(queued);
+                        }
                         continue;
                     }
                     long now = System.nanoTime();
                     if (now - renewQueueAt >= 0) {
-                        if (!store.keepWaiting(queued, settings.waiterLease())) {
-                            // the record lapsed (a long pause): queue again, at the back
+                        if (leftQueue || !store.keepWaiting(queued, settings.waiterLease())) {
+                            // the record lapsed (a long pause), or went for want of a poll slot: queue again, at the back
                             queued = grantRequest.withTicket(store.enqueue(grantRequest, settings.waiterLease()));
                             waiter.requeued(queued);
+                            leftQueue = false;
                         }
                         renewQueueAt = now + settings.waiterLease().toNanos() / 3;
                     }
@@ -554,7 +594,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     releaseUnwanted(untaken.result().grant(), queued);
                 }
                 if (!granted) {
-                    leaveQueue(queued);
+                    if (!leftQueue) {
+                        leaveQueue(queued);
+                    }
                     wakeups.left(queued);
                 }
             }
@@ -738,7 +780,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
         LocalWakeups.Release plain = keep.isZero() ? LocalWakeups.Release.FREED : LocalWakeups.Release.KEPT;
         LocalWakeups.Release outcome = plain;
         try {
-            if (outcome == LocalWakeups.Release.FREED) {
+            // once closing, a hand-off would give the lock to a waiter of this closing JVM
+            if (outcome == LocalWakeups.Release.FREED && !closed) {
                 ReleasedByHandOver byHandOver = handOver(handle);
                 if (byHandOver != null) {
                     outcome = byHandOver.outcome();
@@ -988,8 +1031,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
     private void awaitWatchedWork() {
         long deadline = System.nanoTime() + settings.shutdownWait().toNanos();
-        // a short poll: shutdown is rare, and a condition signalled by every release would cost each one
-        while (renewer.size() > 0 && System.nanoTime() - deadline < 0) {
+        // a short poll: shutdown is rare, and a condition signalled by every release would cost each one;
+        // acquisitions under way see the closed flag and end within a backoff step
+        while ((acquiring.get() > 0 || renewer.size() > 0) && System.nanoTime() - deadline < 0) {
             try {
                 Thread.sleep(SHUTDOWN_POLL_MILLIS);
             }

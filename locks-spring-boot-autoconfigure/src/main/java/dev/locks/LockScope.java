@@ -65,8 +65,8 @@ final class LockScope {
                     // the permit was counted against the larger max: re-entering would let this caller
                     // run with more company than its own max allows, and a second permit of one owner
                     // would only wait for the first
-                    throw new IllegalArgumentException("Semaphore '" + path.value() + "' in tenant '" + tenant
-                            + "' is held in this scope with max " + e.permits + "; a nested request with max " + permits
+                    throw new IllegalArgumentException("Semaphore " + MessageText.quoted(path.value()) + " in tenant "
+                            + MessageText.quoted(tenant) + " is held in this scope with max " + e.permits + "; a nested request with max " + permits
                             + " cannot re-enter it. Give one semaphore name the same max everywhere");
                 }
                 return e.handle;

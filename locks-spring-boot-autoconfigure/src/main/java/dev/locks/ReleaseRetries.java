@@ -43,7 +43,8 @@ final class ReleaseRetries implements AutoCloseable {
      *               one, whose retries end when the store answers at all (a lapsed grant answers false)
      * @param released what to do once it succeeded
      */
-    private record Pending(Grant grant, Duration keep, String description, GrantedLock handle, Runnable released) {
+    private record Pending(Grant grant, Duration keep, String description, GrantedLock handle, Runnable released,
+            boolean uncertain) {
 
         boolean leaseOver() {
             return handle != null && System.nanoTime() - handle.validUntilNanos() >= 0;
@@ -71,13 +72,14 @@ final class ReleaseRetries implements AutoCloseable {
      *         left to free the lock
      */
     boolean add(GrantedLock handle, Runnable released) {
-        return queue(new Pending(handle.grant(), handle.request().lockAtLeastFor(), handle.describe(), handle, released));
+        return queue(new Pending(handle.grant(), handle.request().lockAtLeastFor(), handle.describe(), handle, released,
+                false));
     }
 
     /** Takes a release the store had taken over at the end of a caller's transaction, and which failed. */
     void addTakenOver(Grant grant, Duration keep) {
         if (queue(new Pending(grant, keep, "the lock with token " + grant.fencingToken(), null, () -> {
-        }))) {
+        }, false))) {
             log.warn("Could not release the lock with token {} after the caller's transaction; retrying in the background",
                     grant.fencingToken());
         }
@@ -92,7 +94,7 @@ final class ReleaseRetries implements AutoCloseable {
      */
     boolean addUnwanted(Grant grant, Runnable released) {
         return queue(new Pending(grant, Duration.ZERO,
-                "the lock with token " + grant.fencingToken() + " granted to a waiter that had left", null, released));
+                "the lock with token " + grant.fencingToken() + " granted to a waiter that had left", null, released, false));
     }
 
     /**
@@ -104,25 +106,37 @@ final class ReleaseRetries implements AutoCloseable {
      * @param released what to do once it succeeded (the waiters of this JVM on its paths hear of it)
      */
     void addUncertain(Grant grant, String what, Runnable released) {
-        queue(new Pending(grant, Duration.ZERO, "a grant of " + what + " whose outcome was not known", null, released));
+        queue(new Pending(grant, Duration.ZERO, "a grant of " + what + " whose outcome was not known", null, released,
+                true));
     }
 
     /** @return false if the release was refused and the lease is left to free the lock */
     private boolean queue(Pending release) {
         if (closed) {
             // nothing would read the queue any more
-            log.warn("Not retrying the release of {}: the lock service is closed; its lease will free it",
-                    release.description());
+            warnOrNot(release, "Not retrying the release of {}: the lock service is closed; its lease will free it");
             return false;
         }
         if (pending.size() >= MAX_PENDING) {
-            log.warn("Not retrying the release of {}: {} releases wait already; its lease will free it",
-                    release.description(), pending.size());
+            warnOrNot(release, "Not retrying the release of {}: the queue of releases is full; its lease will free it");
             return false;
         }
         pending.add(release);
         startOnce();
         return true;
+    }
+
+    /**
+     * Warns of a release left to its lease; a grant whose outcome was not known almost never
+     * happened (the failure was before the commit), so warning of each would only cry wolf.
+     */
+    private static void warnOrNot(Pending release, String message) {
+        if (release.uncertain()) {
+            log.debug(message, release.description());
+        }
+        else {
+            log.warn(message, release.description());
+        }
     }
 
     private synchronized void startOnce() {
@@ -176,14 +190,14 @@ final class ReleaseRetries implements AutoCloseable {
                 }
                 return;
             }
-            if (freed || release.handle() != null) {
+            if (freed || !release.uncertain()) {
                 log.info("Released {} on retry", release.description());
+                release.released().run();
             }
             else {
-                // the usual end for a grant whose outcome was not known: it never happened
+                // the usual end for a grant whose outcome was not known: it never happened, and freed nothing
                 log.debug("Nothing was left to release of {}", release.description());
             }
-            release.released().run();
         }
     }
 
@@ -203,7 +217,7 @@ final class ReleaseRetries implements AutoCloseable {
         retry();
         drained = true;
         for (Pending release : pending) {
-            log.warn("Could not release {} on shutdown; its lease will free it", release.description());
+            warnOrNot(release, "Could not release {} on shutdown; its lease will free it");
         }
         pending.clear();
     }

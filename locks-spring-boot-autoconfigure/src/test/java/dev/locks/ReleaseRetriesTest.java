@@ -41,6 +41,24 @@ class ReleaseRetriesTest {
     }
 
     @Test
+    void aGrantWhoseOutcomeWasNotKnownAndNeverHappenedEndsAtTheFirstAnswerWakingNobody() {
+        ReleaseRetries retries = new ReleaseRetries(InterceptedStore.of(h2.store(), (method, args, call) -> {
+            if (method.equals("release")) {
+                releaseCalls.incrementAndGet();
+            }
+            return call.proceed();
+        }));
+
+        retries.addUncertain(grant, "EXCLUSIVE /never in tenant 'default'", released::incrementAndGet);
+        retries.retry();
+
+        assertThat(releaseCalls).hasValue(1);
+        assertThat(retries.size()).isZero();
+        assertThat(released).as("waiters woken for a grant that freed nothing").hasValue(0);
+        retries.close();
+    }
+
+    @Test
     void aRenewalThatAnswersAfterTheReleaseFailedExtendsTheRetriesToItsLease() {
         LockStore down = InterceptedStore.of(h2.store(), (method, args, call) -> {
             if (method.equals("release")) {

@@ -91,6 +91,21 @@ class ShutdownTest {
     }
 
     @Test
+    void aRequestStillWaitingWhenTheServiceClosesEndsWithoutTheLock() throws Exception {
+        DefaultLockService locks = node("closing", Duration.ofSeconds(10));
+        LockHandle held = node("holder", Duration.ZERO).acquire(LockRequest.paths("/contended").build());
+        Future<LockHandle> waiter = worker.submit(
+                () -> locks.acquire(LockRequest.paths("/contended").waitAtMost(Duration.ofSeconds(30)).build()));
+        TimeUnit.MILLISECONDS.sleep(200);
+
+        locks.close();
+
+        assertThatThrownBy(() -> waiter.get(5, TimeUnit.SECONDS)).hasCauseInstanceOf(LockUnavailableException.class)
+                .hasMessageContaining("/contended").hasMessageContaining("closed while it was waiting");
+        assertThat(held.release()).isTrue();
+    }
+
+    @Test
     void aRequestAfterCloseIsRefusedNamingTheLock() {
         DefaultLockService locks = node("closing", Duration.ZERO);
         locks.close();

@@ -22,6 +22,7 @@ import dev.locks.DefaultLockService;
 import dev.locks.HolderQuery;
 import dev.locks.LockHolder;
 import dev.locks.LockKind;
+import dev.locks.MessageText;
 import dev.locks.store.LockStore;
 
 /**
@@ -109,9 +110,8 @@ public class LocksEndpoint {
     @DeleteOperation
     public ForceReleaseDescriptor release(@Selector long lockId, SecurityContext caller) {
         Principal principal = caller.getPrincipal();
-        // a name is the caller's text: no line breaks that could forge log lines
-        String requestedBy = principal == null ? "an unauthenticated caller"
-                : "'" + principal.getName().replaceAll("\\p{Cntrl}", "?") + "'";
+        // a name is the caller's text: printed escaped, so that it cannot forge log lines
+        String requestedBy = principal == null ? "an unauthenticated caller" : MessageText.quoted(principal.getName());
         return ForceReleaseDescriptor.of(lockId, locks.forceReleaseGrant(lockId, requestedBy + " through the actuator"));
     }
 

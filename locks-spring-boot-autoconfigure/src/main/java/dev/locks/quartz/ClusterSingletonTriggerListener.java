@@ -512,6 +512,10 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
         Scheduler scheduler = context.getScheduler();
         if (scheduler != null) {
             try {
+                if (scheduler.isShutdown() || scheduler.isInStandbyMode()) {
+                    // no held-back fire will start: a lock kept for it would only outlast the shutdown
+                    return false;
+                }
                 for (Trigger trigger : scheduler.getTriggersOfJob(context.getJobDetail().getKey())) {
                     // the state second: a JDBC job store reads it from its tables, and most runs end in time
                     if (passed(trigger, now) && scheduler.getTriggerState(trigger.getKey()) != Trigger.TriggerState.PAUSED) {

@@ -391,6 +391,19 @@ class ClusterSingletonTriggerListenerTest {
     }
 
     @Test
+    void aRunEndingWhileTheSchedulerShutsDownKeepsNoRunningLockForAFireThatWillNotCome() throws Exception {
+        var locks = node("node-b").locks;
+        Instant start = aWhileAgo();
+        JobExecutionContext run = fire(oneAtATimeJob(), "b-1", start, start.plusMillis(500));
+        onScheduler(run, Map.of(run.getTrigger(), TriggerState.BLOCKED));
+        when(run.getScheduler().isShutdown()).thenReturn(true);
+
+        runs(new ClusterSingletonTriggerListener(locks), run);
+
+        assertThat(runningLockHolders(locks)).as("nothing to catch up on a scheduler shut down").isEmpty();
+    }
+
+    @Test
     void aRunningLockKeptForAHeldBackFireIsFreedWhenThatFireNeverComes() throws Exception {
         var locks = node("node-b").locks;
         Instant start = aWhileAgo();

@@ -969,6 +969,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
      * the store would fail it as if the database were down.
      */
     private static void checkSize(List<LockPath> paths) {
+        if (paths.size() == 1) {
+            // one path is within every limit (at most LONGEST_MAX_LENGTH characters, fewer ancestors):
+            // the common acquire builds no set for nothing
+            return;
+        }
         Set<LockPath> covered = new HashSet<>();
         long characters = 0;
         for (LockPath path : paths) {

@@ -5,16 +5,15 @@ import java.util.List;
 
 import javax.sql.DataSource;
 
-import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 import dev.locks.LockService;
 import dev.locks.aop.AnnotationLockOperationSource;
+import dev.locks.aop.BeanTargetClass;
 import dev.locks.aop.LockOperation;
 import dev.locks.aop.LockOperationSource;
 
@@ -42,7 +41,7 @@ final class LockServiceRequiredCheck implements SmartInitializingSingleton, Bean
         // a fresh source without the expression evaluator: it only reads which methods are annotated
         LockOperationSource source = new AnnotationLockOperationSource(null);
         for (String name : beanFactory.getBeanNamesForType(Object.class, true, false)) {
-            Class<?> userClass = beanClass(name);
+            Class<?> userClass = BeanTargetClass.of(beanFactory, name);
             if (userClass != null && source.isCandidateClass(userClass)) {
                 LockOperation annotated = firstAnnotated(source, userClass);
                 if (annotated != null) {
@@ -74,13 +73,4 @@ final class LockServiceRequiredCheck implements SmartInitializingSingleton, Bean
         return null;
     }
 
-    /** The class whose annotations count: behind another feature's proxy, the target's. */
-    private Class<?> beanClass(String name) {
-        // a factory bean's product is left uncreated: its type is enough
-        if (beanFactory.containsSingleton(name) && beanFactory.isSingleton(name) && !beanFactory.isFactoryBean(name)) {
-            return AopProxyUtils.ultimateTargetClass(beanFactory.getBean(name));
-        }
-        Class<?> type = beanFactory.getType(name, false);
-        return type == null ? null : ClassUtils.getUserClass(type);
-    }
 }

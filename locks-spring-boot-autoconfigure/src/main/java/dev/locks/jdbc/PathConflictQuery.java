@@ -186,6 +186,13 @@ final class PathConflictQuery {
      * of them would otherwise send each ancestor's key once per path.
      */
     private static Collection<LockPath> keyPaths(List<LockPath> paths) {
+        if (paths.size() == 1) {
+            // a path and its ancestors are distinct already: no set on every single-path grant
+            List<LockPath> keyed = new ArrayList<>(paths.get(0).ancestors().size() + 1);
+            keyed.add(paths.get(0));
+            keyed.addAll(paths.get(0).ancestors());
+            return keyed;
+        }
         Set<LockPath> keyed = new LinkedHashSet<>();
         for (LockPath path : paths) {
             keyed.add(path);

@@ -1,12 +1,12 @@
 package dev.locks.quartz;
 
 import org.quartz.Job;
-import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import org.springframework.util.ClassUtils;
+
+import dev.locks.aop.BeanTargetClass;
 
 /**
  * Fails the start when a bean of the context implements {@link Job} and carries lock annotations
@@ -32,23 +32,11 @@ public final class JobBeanCheck implements SmartInitializingSingleton, BeanFacto
         }
         // no eager initialisation: a lazy or prototype job bean is judged by its type alone
         for (String name : beanFactory.getBeanNamesForType(Job.class, true, false)) {
-            Class<?> userClass = jobClass(name);
+            Class<?> userClass = BeanTargetClass.of(beanFactory, name);
             if (userClass != null) {
                 GuardedJobs.checkNoProxyAnnotations(userClass, "bean '" + name + "' (" + userClass.getName()
                         + "), a Quartz job,");
             }
         }
-    }
-
-    /**
-     * The class whose annotations count: behind another feature's proxy (a JDK proxy of {@code Job},
-     * say, for {@code @Transactional}) the annotations are on the target's class, not the proxy's.
-     */
-    private Class<?> jobClass(String name) {
-        if (beanFactory.containsSingleton(name) && beanFactory.isSingleton(name)) {
-            return AopProxyUtils.ultimateTargetClass(beanFactory.getBean(name));
-        }
-        Class<?> type = beanFactory.getType(name, false);
-        return type == null ? null : ClassUtils.getUserClass(type);
     }
 }

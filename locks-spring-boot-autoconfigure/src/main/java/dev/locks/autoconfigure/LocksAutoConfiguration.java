@@ -35,7 +35,12 @@ import dev.locks.aop.BeanFactoryLockOperationSourceAdvisor;
 import dev.locks.aop.LockExpressionEvaluator;
 import dev.locks.aop.LockInterceptor;
 import dev.locks.aop.LockOperationSource;
+import dev.locks.jdbc.H2Dialect;
 import dev.locks.jdbc.JdbcLockService;
+import dev.locks.jdbc.MariaDbDialect;
+import dev.locks.jdbc.MySqlDialect;
+import dev.locks.jdbc.PostgresDialect;
+import dev.locks.jdbc.SqlDialect;
 import dev.locks.quartz.JobBeanCheck;
 
 /**
@@ -70,12 +75,26 @@ public final class LocksAutoConfiguration {
     public JdbcLockService lockService(LocksProperties properties, BeanFactory beanFactory) {
         DataSource dataSource = LockDataSource.find(properties.getJdbc().getDataSourceBean(), beanFactory);
         return JdbcLockService.builder(dataSource)
+                .dialect(dialect(properties.getJdbc().getDialect()))
                 .tablePrefix(properties.getJdbc().getTablePrefix())
                 .releaseNotifications(properties.getJdbc().isReleaseNotifications())
                 .durableReleases(properties.getJdbc().isDurableReleases())
                 .createSchema(createSchema(properties, dataSource))
                 .settings(settings(properties))
                 .build();
+    }
+
+    /** A new dialect of the configured kind, or null to detect it. */
+    private static SqlDialect dialect(LocksProperties.Dialect configured) {
+        if (configured == null) {
+            return null;
+        }
+        return switch (configured) {
+            case MYSQL -> new MySqlDialect();
+            case MARIADB -> new MariaDbDialect();
+            case POSTGRESQL -> new PostgresDialect();
+            case H2 -> new H2Dialect();
+        };
     }
 
     private static boolean createSchema(LocksProperties properties, DataSource dataSource) {

@@ -271,6 +271,14 @@ public class LocksProperties {
         private String dataSourceBean;
 
         /**
+         * The lock store's SQL, when it must not be detected from the connection: 'mysql' to run
+         * MariaDB grants as a transaction of plain statements (a proxy that does not pass compound
+         * statements through), 'mariadb' for a MariaDB server whose version a proxy hides,
+         * 'postgresql' or 'h2'. Start-up fails if it is another database's.
+         */
+        private Dialect dialect;
+
+        /**
          * Keep one connection listening for other nodes' releases where the database can notify
          * (PostgreSQL LISTEN/NOTIFY), so that waiters get a freed lock at once. Off, they poll. Skipped
          * automatically for pools of fewer than 3 connections.
@@ -317,6 +325,14 @@ public class LocksProperties {
             this.initializeSchema = initializeSchema;
         }
 
+        public Dialect getDialect() {
+            return dialect;
+        }
+
+        public void setDialect(Dialect dialect) {
+            this.dialect = dialect;
+        }
+
         public String getDataSourceBean() {
             return dataSourceBean;
         }
@@ -324,6 +340,22 @@ public class LocksProperties {
         public void setDataSourceBean(String dataSourceBean) {
             this.dataSourceBean = dataSourceBean;
         }
+    }
+
+    /** The SQL a lock store can speak ({@code locks.jdbc.dialect}). */
+    public enum Dialect {
+
+        /** MySQL's statements, on MySQL or MariaDB. */
+        MYSQL,
+
+        /** MariaDB's compound statements: a grant in one round trip. */
+        MARIADB,
+
+        /** PostgreSQL. */
+        POSTGRESQL,
+
+        /** H2. */
+        H2
     }
 
     /** The lock annotations. */

@@ -112,7 +112,13 @@ public class JdbcLockService extends DefaultLockService {
             return this;
         }
 
-        /** @param dialect the dialect, instead of detecting it @return this builder */
+        /**
+         * @param dialect the dialect, instead of detecting it: {@link MySqlDialect} for a MariaDB server
+         *                behind a proxy that does not pass compound statements through, or
+         *                {@link MariaDbDialect} for one whose proxy hides the server's version. It must
+         *                speak the database's SQL: {@link #build} fails otherwise.
+         * @return this builder
+         */
         public Builder dialect(SqlDialect dialect) {
             this.dialect = dialect;
             return this;
@@ -158,10 +164,12 @@ public class JdbcLockService extends DefaultLockService {
         /**
          * @return the service, with its schema created if asked; what the pool's driver or database
          *         settings cost it is logged once at INFO ({@link SqlDialect#tuningAdvice})
+         * @throws IllegalStateException if the dialect was not given and the database is none the
+         *         library supports, or was given and speaks another database's SQL
          */
         public JdbcLockService build() {
             SqlDialect d = dialect != null ? dialect : SqlDialect.detect(dataSource);
-            d.adviseOn(dataSource);
+            d.inspect(dataSource, dialect != null);
             JdbcLockStore store = new JdbcLockStore(dataSource, d, tablePrefix);
             store.setReleaseNotifications(releaseNotifications);
             store.setDurableReleases(durableReleases);

@@ -439,7 +439,7 @@ public abstract class SqlDialect {
     /**
      * What a connection's driver or database settings cost the store, and how to change them: a
      * sentence for the log, or null when nothing needs changing. The store cannot change a pool's
-     * settings itself, so the lock service says so once, when it is built ({@link #adviseOn}).
+     * settings itself, so the lock service says so once, when it is built ({@link #inspect}).
      *
      * @param connection a connection of the lock store's pool
      * @return the advice, or null
@@ -449,18 +449,73 @@ public abstract class SqlDialect {
         return null;
     }
 
-    /** Logs the {@link #tuningAdvice} for {@code dataSource}'s connections at INFO, if there is any. */
-    void adviseOn(DataSource dataSource) {
+    /**
+     * Looks at the lock store's database once, when the lock service is built: a dialect that was
+     * given rather than detected must fit it ({@link #checkFits}), and the {@link #tuningAdvice} is
+     * logged at INFO, if there is any.
+     *
+     * @param dataSource the lock store's DataSource
+     * @param given whether this dialect was chosen by the application instead of detected
+     * @throws IllegalStateException if a given dialect is another database's
+     */
+    void inspect(DataSource dataSource, boolean given) {
         try (Connection connection = dataSource.getConnection()) {
+            if (given) {
+                DatabaseMetaData meta = connection.getMetaData();
+                checkFits(meta.getDatabaseProductName(), meta.getDatabaseProductVersion());
+            }
             String advice = tuningAdvice(connection);
             if (advice != null) {
                 log.info(advice);
             }
         }
-        // advice must never stop a start: the database may be down yet, or a driver of another
-        // version may lack what it reads
+        // neither check nor advice may stop a start for want of a connection: the database may be down
+        // yet (a dialect given is then checked by its first statement), or a driver of another version may
+        // lack what the advice reads
         catch (SQLException | RuntimeException | LinkageError ex) {
-            log.debug("Could not read the lock store's driver settings", ex);
+            if (ex instanceof MismatchedDialectException mismatch) {
+                throw mismatch;
+            }
+            log.debug("Could not read the lock store's database and driver settings", ex);
+        }
+    }
+
+    /**
+     * A dialect chosen by the application may pick MySQL's statements for a MariaDB server, or
+     * MariaDB's for a server whose version a proxy hides, but not another database's SQL, which would
+     * fail only at the first lock.
+     *
+     * @param product the database's product name, as its driver reports it
+     * @param version the database's version, as its driver reports it
+     * @throws IllegalStateException if the database is of another family than this dialect
+     */
+    void checkFits(String product, String version) {
+        String expected = family(this);
+        SqlDialect detected = of(product.toLowerCase(Locale.ROOT), version);
+        if (expected != null && (detected == null || !expected.equals(family(detected)))) {
+            throw new MismatchedDialectException("The lock store was given the " + getClass().getSimpleName()
+                    + ", which speaks " + expected + ", but its database reports '" + product + " " + version + "'");
+        }
+    }
+
+    /** The databases whose SQL a dialect speaks, or null for a dialect of the application's own. */
+    private static String family(SqlDialect dialect) {
+        if (dialect instanceof MySqlDialect) {
+            return "MySQL and MariaDB";
+        }
+        if (dialect instanceof PostgresDialect) {
+            return "PostgreSQL";
+        }
+        return dialect instanceof H2Dialect ? "H2" : null;
+    }
+
+    /** A dialect given for a database of another family; not swallowed as a failure to connect is. */
+    private static final class MismatchedDialectException extends IllegalStateException {
+
+        private static final long serialVersionUID = 1L;
+
+        MismatchedDialectException(String message) {
+            super(message);
         }
     }
 

@@ -39,7 +39,7 @@ class ConfigurationMetadataTest {
         for (String name : List.of("locks.enabled", "locks.node-id", "locks.default-tenant", "locks.default-lease",
                 "locks.default-wait", "locks.renew-interval", "locks.backoff.initial", "locks.backoff.multiplier",
                 "locks.backoff.max", "locks.backoff.jitter", "locks.paths.case-sensitive", "locks.paths.max-length",
-                "locks.jdbc.table-prefix", "locks.jdbc.initialize-schema", "locks.jdbc.data-source-bean",
+                "locks.jdbc.table-prefix", "locks.jdbc.initialize-schema", "locks.jdbc.data-source-bean", "locks.jdbc.dialect",
                 "locks.aop.order", "locks.purge-interval", "locks.log.slow-wait")) {
             assertThat((String) property(name).get("description")).as(name).isNotBlank();
         }

@@ -167,6 +167,11 @@ public class JdbcLockStore implements LockStore {
         if (request.kind() == LockKind.SEMAPHORE && !dialect.insertsUnlessConflicting()) {
             // permits are counted, so the holders are read either way
             List<LockHolder> ahead = findConflicts(connection, request, now);
+            String lockClause = ahead.isEmpty() ? dialect.lockingRead(connection) : null;
+            if (lockClause != null) {
+                // a permit free by the snapshot: look again at the rows themselves (SqlDialect#lockingRead)
+                ahead = lookAgain(connection, lockClause, clause -> findConflicts(connection, request, now, clause));
+            }
             if (!ahead.isEmpty()) {
                 return new HandOff(released, GrantResult.busy(nameHolders ? ahead : List.of()));
             }
@@ -257,13 +262,57 @@ public class JdbcLockStore implements LockStore {
                 : request.ticket() > 0 ? request.ticket() : PathConflictQuery.ALL_WAITERS;
     }
 
-    /** Whether a conflict exists, without reading the holders' columns, which only a busy answer needs. */
+    /**
+     * Whether a conflict exists, without reading the holders' columns, which only a busy answer needs:
+     * by the transaction's snapshot, and, where the dialect asks for it and the snapshot found none, by
+     * a {@link SqlDialect#lockingRead locking read}, or by a snapshot once more if a row stayed locked
+     * past that read's bound.
+     */
     private boolean conflictExists(Connection connection, GrantRequest request, Instant now) throws SQLException {
+        if (conflictExists(connection, request, now, null)) {
+            return true;
+        }
+        String lockClause = dialect.lockingRead(connection);
+        return lockClause != null
+                && lookAgain(connection, lockClause, clause -> conflictExists(connection, request, now, clause));
+    }
+
+    /**
+     * A look at the rows by the dialect's {@link SqlDialect#lockingRead locking read}, or, if a row
+     * stayed locked past that read's bound, by the snapshot once more.
+     */
+    private <T> T lookAgain(Connection connection, String lockClause, Look<T> look) throws SQLException {
+        try {
+            return look.read(lockClause);
+        }
+        catch (SQLException ex) {
+            if (!dialect.isLockNotAvailable(connection, ex)) {
+                throw ex;
+            }
+            return look.read(null);
+        }
+    }
+
+    /** A conflict query read by a locking read's clause, or by the snapshot for null. */
+    @FunctionalInterface
+    private interface Look<T> {
+
+        T read(String lockClause) throws SQLException;
+    }
+
+    private boolean conflictExists(Connection connection, GrantRequest request, Instant now, String lockClause)
+            throws SQLException {
         return conflicts.exists(connection, request.kind(), request.tenant(), request.paths(), now, request.owner(),
-                request.mode() == LockMode.SHARED, waitersBefore(request));
+                request.mode() == LockMode.SHARED, waitersBefore(request), lockClause);
     }
 
     private List<LockHolder> findConflicts(Connection connection, GrantRequest request, Instant now) throws SQLException {
+        return findConflicts(connection, request, now, null);
+    }
+
+    /** @param lockClause null, or the dialect's {@link SqlDialect#lockingRead locking read} of a semaphore's rows */
+    private List<LockHolder> findConflicts(Connection connection, GrantRequest request, Instant now, String lockClause)
+            throws SQLException {
         long waitersBefore = waitersBefore(request);
         if (request.kind() == LockKind.SEMAPHORE) {
             // permits in use plus earlier waiters: a newcomer does not overtake the queue. One row more than
@@ -271,7 +320,7 @@ public class JdbcLockStore implements LockStore {
             // waiting that its turn is not next; it also reads every grant whenever fewer than the permits
             // are held, so that the smallest max among them is exact when it matters
             PathConflictQuery.KeyRows ahead = conflicts.onKey(connection, semaphoreKey(request), now, waitersBefore,
-                    request.permits() + 1);
+                    request.permits() + 1, lockClause);
             int limit = Math.min(request.permits(), ahead.smallestHeldMax());
             return ahead.rows().size() >= limit ? ahead.rows() : List.of();
         }
@@ -479,7 +528,7 @@ public class JdbcLockStore implements LockStore {
         // PostgreSQL's acquire path (0.83-0.98x ShedLock against 0.97-1.06x in alternating runs)
         sql.append(semaphore ? " WHERE (SELECT count(*) FROM (" : " WHERE NOT EXISTS (");
         conflicts.appendBranches(sql, false, clock, request.kind(), request.paths(), exemptOwner(request),
-                onlyExclusive(request), waitersBefore);
+                onlyExclusive(request), waitersBefore, null);
         sql.append(semaphore ? " LIMIT ?) AS taken) < " + busyAt(request, clock) : ")");
     }
 
@@ -614,7 +663,10 @@ public class JdbcLockStore implements LockStore {
 
     /**
      * A grant in one round trip as a compound statement ({@link SqlDialect#groupsGrantsInBlocks}):
-     * node rows created and locked, the clock read, the rows inserted unless something conflicts (for
+     * node rows created and locked, the clock read, the conflicts counted (by the snapshot, then, if
+     * that found the way free, by a {@link SqlDialect#lockingRead locking read}, and if a row stayed
+     * locked past that read's bound, by a snapshot once more), the rows inserted unless something
+     * conflicts (for
      * a semaphore: unless its grants and earlier waiters reach its
      * {@link PathConflictQuery#permitLimit permit limit}),
      * the waiting row of a queued request removed, committed.
@@ -623,10 +675,19 @@ public class JdbcLockStore implements LockStore {
         List<SqlDialect.NodeLock> locks = nodeLocks(request);
         long waitersBefore = waitersBefore(request);
         String release = releasing != null ? releaseSql(Duration.ZERO) : null;
-        StringBuilder sql = new StringBuilder(dialect.blockOpening(tables, locks, release));
-        conflicts.appendBranches(sql, false, dialect.blockClock(), request.kind(), request.paths(),
-                exemptOwner(request), onlyExclusive(request), waitersBefore);
-        sql.append(dialect.blockThen(busyAt(request, dialect.blockClock()))).append("INSERT INTO ")
+        String clock = dialect.blockClock();
+        boolean semaphore = request.kind() == LockKind.SEMAPHORE;
+        String limit = semaphore ? conflicts.permitLimit(clock) : null;
+        StringBuilder sql = new StringBuilder(dialect.blockOpening(tables, locks, release, limit));
+        conflicts.appendBranches(sql, false, clock, request.kind(), request.paths(), exemptOwner(request),
+                onlyExclusive(request), waitersBefore, null);
+        sql.append(dialect.blockRecount());
+        conflicts.appendBranches(sql, false, clock, request.kind(), request.paths(), exemptOwner(request),
+                onlyExclusive(request), waitersBefore, dialect.lockingRead(connection));
+        sql.append(dialect.blockCountAgain());
+        conflicts.appendBranches(sql, false, clock, request.kind(), request.paths(), exemptOwner(request),
+                onlyExclusive(request), waitersBefore, null);
+        sql.append(dialect.blockThen()).append("INSERT INTO ")
                 .append(tables.held()).append(" (").append(COLUMN_LIST).append(") ").append(valueRows(request, ", " + dialect.blockTimes()));
         if (request.ticket() > 0) {
             sql.append("; ").append(dequeueSql);
@@ -637,10 +698,15 @@ public class JdbcLockStore implements LockStore {
             if (releasing != null) {
                 i = bindRelease(ps, i, releasing, Duration.ZERO);
             }
-            i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null,
-                    exemptOwner(request), waitersBefore);
-            ps.setInt(i++, countedRows(request));
-            i = bindBusyAt(ps, i, request, null);
+            if (semaphore) {
+                i = conflicts.bindPermitLimit(ps, i, semaphoreKey(request), request.permits(), null);
+            }
+            for (int count = 0; count < 3; count++) {
+                // by the snapshot, as a locking read, by the snapshot once more
+                i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null,
+                        exemptOwner(request), waitersBefore);
+                ps.setInt(i++, countedRows(request));
+            }
             i = bindRows(ps, i, request, null, null);
             if (request.ticket() > 0) {
                 ps.setString(i, request.grantId());
@@ -934,7 +1000,7 @@ public class JdbcLockStore implements LockStore {
         return transactions.autoCommit("list holders", connection -> {
             if (kind != LockKind.PATH) {
                 return conflicts.onKey(connection, LockKeys.lockKey(kind, tenant, path), null,
-                        PathConflictQuery.NO_WAITERS, MAX_HOLDERS + 1).rows();
+                        PathConflictQuery.NO_WAITERS, MAX_HOLDERS + 1, null).rows();
             }
             return conflicts.find(connection, kind, tenant, List.of(path), null, null, false,
                     PathConflictQuery.NO_WAITERS, MAX_HOLDERS + 1);

@@ -1,5 +1,6 @@
 package dev.locks.jdbc;
 
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -9,8 +10,9 @@ import java.util.List;
  * MariaDB: InnoDB like MySQL, and a whole grant in one round trip as an anonymous compound
  * statement ({@code BEGIN NOT ATOMIC ... END}), which MySQL lacks. The block opens its own READ
  * COMMITTED transaction, locks the node rows by inserting them, reads the clock once the locks are
- * held, inserts unless something conflicts, and commits; six to eight statements of the MySQL
- * protocol become one (MariaDB 10.1.1 and later). The block is a few kilobytes of SQL: with Connector/J's
+ * held, counts conflicts (again as a {@link #lockingRead locking read} if the snapshot found none,
+ * and by a snapshot once more if that read timed out), inserts unless something conflicts, and
+ * commits; six to nine statements of the MySQL protocol become one (MariaDB 10.1.1 and later). The block is a few kilobytes of SQL: with Connector/J's
  * defaults the server parses it on every grant, with {@link ConnectorJTuning#RECOMMENDED} once per
  * connection and shape.
  */
@@ -30,15 +32,17 @@ public class MariaDbDialect extends MySqlDialect {
      * lock the grant needs, the ancestors' rows before the paths' as the MySQL protocol takes them,
      * and nothing is upgraded later. A {@code SELECT ... FOR UPDATE} after them, as the MySQL
      * protocol sends where it knows the rows exist, would lock nothing new; it cost two statements of
-     * the block. Bound by {@link #bindBlockOpening}.
+     * the block. Nor would it show a conflicting grant that is still committing when this one gets its
+     * locks; the count's {@link #lockingRead locking read} does. Bound by {@link #bindBlockOpening}.
      */
     @Override
-    String blockOpening(LockTables tables, List<NodeLock> locks, String releasing) {
+    String blockOpening(LockTables tables, List<NodeLock> locks, String releasing, String limit) {
         int shared = keys(locks, false).size();
         int exclusive = keys(locks, true).size();
         StringBuilder sql = new StringBuilder("BEGIN NOT ATOMIC DECLARE grant_time DATETIME(6);");
         sql.append(" DECLARE grant_lease BIGINT DEFAULT ?; DECLARE grant_conflicts INT;"
-                + " DECLARE grant_released INT DEFAULT 0;");
+                + " DECLARE grant_released INT DEFAULT 0;"
+                + " DECLARE grant_waited INT DEFAULT 0; DECLARE grant_limit INT DEFAULT 1;");
         sql.append(" SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION;");
         if (shared > 0) {
             sql.append(' ').append(createNodes(tables, shared, false)).append(';');
@@ -47,8 +51,14 @@ public class MariaDbDialect extends MySqlDialect {
         if (releasing != null) {
             sql.append(' ').append(releasing).append("; SET grant_released = ROW_COUNT();");
         }
+        sql.append(" SET grant_time = UTC_TIMESTAMP(6);");
+        if (limit != null) {
+            // a SELECT of its own reads the snapshot: InnoDB reads the tables of a stored program's IF or
+            // SET with shared locks, which would wait for a permit released in a transaction still open
+            sql.append(" SELECT ").append(limit).append(" INTO grant_limit;");
+        }
         // IF NOT EXISTS (...) over the branches took a millisecond more inside a block than this count
-        sql.append(" SET grant_time = UTC_TIMESTAMP(6); SELECT COUNT(*) INTO grant_conflicts FROM (");
+        sql.append(" SELECT COUNT(*) INTO grant_conflicts FROM (");
         return sql.toString();
     }
 
@@ -70,9 +80,32 @@ public class MariaDbDialect extends MySqlDialect {
         return "grant_time";
     }
 
+    // The locking count waits at most a second for a locked row (MySqlDialect#lockingRead): a WAIT
+    // clause is refused inside a compound statement, so the statement sets the timeout. Its
+    // timeout fails only that statement unless the server rolls back the whole transaction on a
+    // timeout: then the node locks are gone too, and the block must not go on to insert.
     @Override
-    String blockThen(String busyAt) {
-        return " LIMIT ?) AS conflicts; IF grant_conflicts < " + busyAt + " THEN ";
+    String blockRecount() {
+        return " LIMIT ?) AS conflicts; IF grant_conflicts < grant_limit"
+                + " THEN BEGIN DECLARE CONTINUE HANDLER FOR 1205 SET grant_waited = 1;"
+                + " SET STATEMENT innodb_lock_wait_timeout = 1 FOR SELECT COUNT(*) INTO grant_conflicts FROM (";
+    }
+
+    @Override
+    String blockCountAgain() {
+        return " LIMIT ?) AS conflicts; END; IF grant_waited = 1 THEN IF @@innodb_rollback_on_timeout THEN"
+                + " SIGNAL SQLSTATE '40001' SET MESSAGE_TEXT = 'The lock grant was rolled back by a lock wait timeout';"
+                + " END IF; SELECT COUNT(*) INTO grant_conflicts FROM (";
+    }
+
+    @Override
+    String blockThen() {
+        return " LIMIT ?) AS conflicts; END IF; END IF; IF grant_conflicts < grant_limit THEN ";
+    }
+
+    @Override
+    String lockingRead(Connection connection) {
+        return " LOCK IN SHARE MODE";
     }
 
     @Override

@@ -66,11 +66,14 @@ final class PathConflictQuery {
     /**
      * Whether any row {@link #find} would return exists: the same branches selecting a constant, so
      * the statement is half as long and no holder's columns are read when the way is free.
+     *
+     * @param lockClause null to read the statement's snapshot, or the dialect's
+     *                   {@link SqlDialect#lockingRead locking read} to read the rows themselves
      */
     boolean exists(Connection connection, LockKind kind, String tenant, List<LockPath> paths, Instant now,
-            String exceptOwner, boolean onlyExclusive, long waitersBefore) throws SQLException {
+            String exceptOwner, boolean onlyExclusive, long waitersBefore, String lockClause) throws SQLException {
         StringBuilder sql = new StringBuilder();
-        appendBranches(sql, false, clock(now), kind, paths, exceptOwner, onlyExclusive, waitersBefore);
+        appendBranches(sql, false, clock(now), kind, paths, exceptOwner, onlyExclusive, waitersBefore, lockClause);
         sql.append(" LIMIT 1");
         try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
             bind(ps, 1, kind, tenant, paths, now, exceptOwner, waitersBefore);
@@ -102,7 +105,7 @@ final class PathConflictQuery {
             List<LockPath> paths, Instant now, String exceptOwner, boolean onlyExclusive, long waitersBefore, int limit)
             throws SQLException {
         StringBuilder sql = new StringBuilder(sqlPrefix);
-        appendBranches(sql, true, clock(now), kind, paths, exceptOwner, onlyExclusive, waitersBefore);
+        appendBranches(sql, true, clock(now), kind, paths, exceptOwner, onlyExclusive, waitersBefore, null);
         sql.append(" ORDER BY id LIMIT ").append(limit);
         PreparedStatement ps = connection.prepareStatement(sql.toString());
         try {
@@ -124,9 +127,12 @@ final class PathConflictQuery {
      *                      an {@code EXISTS}
      * @param clock the time rows must outlive to count: {@link #BOUND_CLOCK}, bound by {@link #bind},
      *              or an SQL expression of the enclosing statement, which {@link #bind} then skips
+     * @param lockClause null to read the statement's snapshot, or the dialect's
+     *                   {@link SqlDialect#lockingRead locking read}, which then closes each branch, in
+     *                   parentheses of its own
      */
     void appendBranches(StringBuilder sql, boolean holderColumns, String clock, LockKind kind, List<LockPath> paths,
-            String exceptOwner, boolean onlyExclusive, long waitersBefore) {
+            String exceptOwner, boolean onlyExclusive, long waitersBefore, String lockClause) {
         int keys = keyPaths(paths).size();
         String filter = " AND expires_at > " + clock + (exceptOwner != null ? " AND owner_token <> ?" : "")
                 + (onlyExclusive ? " AND lock_mode = 'X'" : "");
@@ -140,12 +146,16 @@ final class PathConflictQuery {
                 sql.append(" UNION ALL ");
             }
             first = false;
+            openBranch(sql, lockClause);
             sql.append(select).append(" WHERE lock_key IN (").append(SqlDialect.placeholders(keys)).append(')')
                     .append(rowFilter);
+            closeBranch(sql, lockClause);
             if (kind == LockKind.PATH) {
                 for (int i = 0; i < paths.size(); i++) {
-                    sql.append(" UNION ALL ").append(select).append(" WHERE scope_key = ? AND ")
-                            .append(dialect.subtree()).append(rowFilter);
+                    sql.append(" UNION ALL ");
+                    openBranch(sql, lockClause);
+                    sql.append(select).append(" WHERE scope_key = ? AND ").append(dialect.subtree()).append(rowFilter);
+                    closeBranch(sql, lockClause);
                 }
             }
         }
@@ -206,6 +216,19 @@ final class PathConflictQuery {
         return now != null ? BOUND_CLOCK : dialect.now();
     }
 
+    // a locking clause applies to one SELECT of a UNION only inside parentheses of its own
+    private static void openBranch(StringBuilder sql, String lockClause) {
+        if (lockClause != null) {
+            sql.append('(');
+        }
+    }
+
+    private static void closeBranch(StringBuilder sql, String lockClause) {
+        if (lockClause != null) {
+            sql.append(lockClause).append(')');
+        }
+    }
+
     private List<String> tableStates(long waitersBefore) {
         return waitersBefore == NO_WAITERS ? List.of(tables.held()) : List.of(tables.held(), tables.waiting());
     }
@@ -215,16 +238,25 @@ final class PathConflictQuery {
      * with the smallest {@code max} among the grants that were read.
      *
      * @param now the time rows must outlive, or null to read the database's clock in the query itself
+     * @param lockClause null to read the statement's snapshot, or the dialect's
+     *                   {@link SqlDialect#lockingRead locking read} to read the rows themselves
      */
-    KeyRows onKey(Connection connection, byte[] key, Instant now, long waitersBefore, int limit)
+    KeyRows onKey(Connection connection, byte[] key, Instant now, long waitersBefore, int limit, String lockClause)
             throws SQLException {
         String live = " WHERE lock_key = ? AND expires_at > " + clock(now);
-        String sql = "SELECT " + COLUMNS + ", permits, 'H' AS row_state FROM " + tables.held() + live;
+        StringBuilder sql = new StringBuilder();
+        openBranch(sql, lockClause);
+        sql.append("SELECT ").append(COLUMNS).append(", permits, 'H' AS row_state FROM ").append(tables.held()).append(live);
+        closeBranch(sql, lockClause);
         if (waitersBefore != NO_WAITERS) {
-            sql += " UNION ALL SELECT " + COLUMNS + ", permits, 'W' AS row_state FROM " + tables.waiting() + live
-                    + (waitersBefore > 0 ? " AND id < ?" : "");
+            sql.append(" UNION ALL ");
+            openBranch(sql, lockClause);
+            sql.append("SELECT ").append(COLUMNS).append(", permits, 'W' AS row_state FROM ").append(tables.waiting())
+                    .append(live).append(waitersBefore > 0 ? " AND id < ?" : "");
+            closeBranch(sql, lockClause);
         }
-        try (PreparedStatement ps = connection.prepareStatement(sql + " ORDER BY row_state, id LIMIT " + limit)) {
+        sql.append(" ORDER BY row_state, id LIMIT ").append(limit);
+        try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
             int i = 1;
             ps.setBytes(i++, key);
             if (now != null) {
@@ -270,6 +302,9 @@ final class PathConflictQuery {
      * if that is smaller.
      * Nodes may disagree on a semaphore's max (during a rolling change of it), and a grant must not
      * give any holder more company than its own max allows. Bound by {@link #bindPermitLimit}.
+     * It reads the statement's snapshot: where a grant counts again by a
+     * {@link SqlDialect#lockingRead locking read}, the max of a permit granted a moment before may be
+     * missing from it, and the request's own max applies.
      */
     String permitLimit(String clock) {
         return "(SELECT COALESCE(LEAST(MIN(permits), ?), ?) FROM " + tables.held() + " WHERE lock_key = ? AND expires_at > "

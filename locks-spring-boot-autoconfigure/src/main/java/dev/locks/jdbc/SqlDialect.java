@@ -192,7 +192,8 @@ public abstract class SqlDialect {
     /**
      * Whether a grant is sent as one compound statement that opens, serialises and commits its own
      * transaction (MariaDB's {@code BEGIN NOT ATOMIC}): {@link #blockOpening}, the conflict branches,
-     * {@link #blockThen}, the insert (its times {@link #blockTimes}), {@link #blockClosing}. Its one
+     * {@link #blockRecount}, the branches as a {@link #lockingRead locking read}, {@link #blockCountAgain},
+     * the branches, {@link #blockThen}, the insert (its times {@link #blockTimes}), {@link #blockClosing}. Its one
      * result row holds the fencing token, the expiry and the time, or nulls and the time when busy.
      *
      * @return true if grants take one round trip as a block
@@ -208,12 +209,15 @@ public abstract class SqlDialect {
 
     /**
      * The start of a block grant, up to the conflict query; bound by {@link #bindBlockOpening}, then
-     * by the parameters of {@code releasing}.
+     * by the parameters of {@code releasing}, then by those of {@code limit}.
      *
      * @param releasing a statement releasing a grant once the locks are held (a hand-off), or null;
      *                  {@link #blockClosing} answers its count
+     * @param limit how many counted rows make the grant busy, as a scalar subquery over
+     *              {@link #blockClock} (a semaphore's holders may know a smaller max than the
+     *              request), or null for one
      */
-    String blockOpening(LockTables tables, List<NodeLock> locks, String releasing) {
+    String blockOpening(LockTables tables, List<NodeLock> locks, String releasing, String limit) {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
     }
 
@@ -224,15 +228,52 @@ public abstract class SqlDialect {
     }
 
     /**
-     * Ends a block grant's conflict query and starts the insert it allows: its parameter is the most
-     * conflicting rows counted (1 for a path, the permits for a semaphore), then come those of
-     * {@code busyAt}.
-     *
-     * @param busyAt how many counted rows make the grant busy, in SQL (a parameter, or a query for a
-     *               semaphore, whose holders may know a smaller max than the request)
+     * Ends a block grant's count of conflicts by its snapshot and, if that found the way free, opens
+     * the same count as a {@link #lockingRead locking read}: its parameter is the most conflicting
+     * rows counted (1 for a path, the permits for a semaphore).
      */
-    String blockThen(String busyAt) {
+    String blockRecount() {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
+    }
+
+    /**
+     * Ends a block grant's locking count and, if a row stayed locked past the read's bound, opens the
+     * count by a snapshot once more ({@link #lockingRead}); its parameter is the most conflicting rows
+     * counted.
+     */
+    String blockCountAgain() {
+        throw new UnsupportedOperationException(name() + " does not group grants in blocks");
+    }
+
+    /**
+     * Ends a block grant's last count and starts the insert it allows: its parameter is the most
+     * conflicting rows counted.
+     */
+    String blockThen() {
+        throw new UnsupportedOperationException(name() + " does not group grants in blocks");
+    }
+
+    /**
+     * The clause that turns a grant's count of conflicts into a locking read of the rows themselves,
+     * waiting a bounded time for a row another transaction holds; null where a snapshot taken once
+     * the grant's node locks are held always shows the grants before it. A grant that found the way
+     * free by its snapshot counts again by this read, and if a row stays locked past the bound
+     * ({@link #isLockNotAvailable}), by a snapshot once more (see {@link MySqlDialect}).
+     *
+     * @param connection the grant's connection, whose server may decide the syntax
+     * @return the clause, with a leading space, or null
+     * @throws SQLException if the server cannot be told
+     */
+    String lockingRead(Connection connection) throws SQLException {
+        return null;
+    }
+
+    /**
+     * Whether {@code ex} is a {@link #lockingRead locking read} that gave up on a row another
+     * transaction kept locked past the read's bound, leaving the transaction open.
+     */
+    boolean isLockNotAvailable(Connection connection, SQLException ex) throws SQLException {
+        return false;
     }
 
     /** The acquired and expiry times of a block grant's rows, in SQL. */

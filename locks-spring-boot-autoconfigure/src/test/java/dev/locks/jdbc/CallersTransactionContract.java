@@ -25,6 +25,7 @@ import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import dev.locks.LockHandle;
+import dev.locks.LockRequest;
 import dev.locks.LockUnavailableException;
 import dev.locks.store.ReleaseDeferredException;
 import dev.locks.testing.TrappingDataSource;
@@ -196,6 +197,61 @@ abstract class CallersTransactionContract extends LockServiceContract {
         });
 
         kept.forEach(LockHandle::release);
+    }
+
+    @Test
+    void aSharedGrantDoesNotWaitForAnotherSharedLockOfItsPathReleasedInACallersTransactionThatIsStillOpen() {
+        JdbcLockService other = newNode("node-b");
+        LockHandle released = locks.tryAcquire(s("/shared/docs").build()).orElseThrow();
+        List<Optional<LockHandle>> readers = new ArrayList<>();
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
+        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+
+        transaction.executeWithoutResult(status -> {
+            assertThat(released.release()).isTrue();
+            // the joined DELETE holds the reader's row until the transaction ends; another reader does
+            // not conflict with it and must not wait for it
+            readers.add(CompletableFuture.supplyAsync(() -> other.tryAcquire(s("/shared/docs").build()))
+                    .orTimeout(5, TimeUnit.SECONDS).join());
+        });
+
+        assertThat(readers.get(0)).as("a reader granted while the transaction was open").isPresent()
+                .get().matches(LockHandle::release);
+    }
+
+    @Test
+    void aThreadTakesAReadLockAgainAfterReleasingItInsideItsOwnTransaction() {
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
+        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+
+        transaction.executeWithoutResult(status -> {
+            assertThat(locks.tryAcquire(s("/shared/again").build()).orElseThrow().release()).isTrue();
+            // the grant runs on a connection of its own: waiting for the first reader's row would wait
+            // for this very transaction
+            Optional<LockHandle> again = CompletableFuture.supplyAsync(() -> locks.tryAcquire(s("/shared/again").build()))
+                    .orTimeout(5, TimeUnit.SECONDS).join();
+            assertThat(again).as("the read lock taken again inside the transaction").isPresent();
+            assertThat(again.get().release()).isTrue();
+        });
+    }
+
+    @Test
+    void aPermitGrantDoesNotWaitForAPermitReleasedInACallersTransactionThatIsStillOpen() {
+        JdbcLockService other = newNode("node-b");
+        LockRequest permit = LockRequest.semaphore("exports", 3).tenant(tenant).build();
+        LockHandle released = locks.tryAcquire(permit).orElseThrow();
+        List<Optional<LockHandle>> permits = new ArrayList<>();
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
+        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+
+        transaction.executeWithoutResult(status -> {
+            assertThat(released.release()).isTrue();
+            // the released permit still counts until the commit, but two of three are free either way
+            permits.add(CompletableFuture.supplyAsync(() -> other.tryAcquire(permit)).orTimeout(5, TimeUnit.SECONDS).join());
+        });
+
+        assertThat(permits.get(0)).as("a permit granted while the transaction was open").isPresent()
+                .get().matches(LockHandle::release);
     }
 
     @Test

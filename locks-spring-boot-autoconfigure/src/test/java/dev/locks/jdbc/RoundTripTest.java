@@ -79,16 +79,18 @@ class RoundTripTest {
             // dialect, as it runs on MySQL
             super(TestDatabase.MYSQL, new MySqlDialect(),
                     // SET TRANSACTION ISOLATION LEVEL READ COMMITTED, START TRANSACTION, one SELECT locking the
-                    // ancestors' node rows IN SHARE MODE and the path's FOR UPDATE, conflict query, INSERT,
-                    // COMMIT; the connection stays in auto-commit, so Connector/J sends no SET autocommit
-                    6,
+                    // ancestors' node rows IN SHARE MODE and the path's FOR UPDATE, conflict query by the
+                    // snapshot, the same query as a locking read where that found the way free (MySqlDialect
+                    // #lockingRead), INSERT, COMMIT; the connection stays in auto-commit, so Connector/J sends
+                    // no SET autocommit
+                    7,
                     // a path under a folder this store has not seen either: INSERT IGNORE of the folder's node
                     // row (locked shared), INSERT ... ON DUPLICATE KEY UPDATE of the path's (locked exclusive),
                     // then the SELECT; a new path under a known folder needs only the second
-                    8,
+                    9,
                     // a hand-off: a queued request's grant, which also deletes its waiting row, with the
                     // release's DELETE after the node locks
-                    8,
+                    9,
                     // SET TRANSACTION, START TRANSACTION, SELECT ... FOR UPDATE of the grants' rows, the clock,
                     // the UPDATE, COMMIT
                     6);

@@ -47,7 +47,8 @@ final class SqlTextScanner {
      * {@code statement} is a statement of the shipped schema script with the validated prefix.
      */
     static final Set<String> SQL_PARAMETERS = Set.of("table", "column", "modification", "prefix", "statement",
-            "sqlPrefix", "waitTable", "clock", "releasing", "held", "grantIds", "lockedRowIds", "until", "busyAt");
+            "sqlPrefix", "waitTable", "clock", "releasing", "held", "grantIds", "lockedRowIds", "until", "busyAt",
+            "lockClause", "limit");
 
     /** Statement methods are sinks only on statement receivers ({@code RetryTemplate.execute} is not SQL). */
     private static final Set<String> STATEMENT_RECEIVERS = Set.of("st", "ps", "stmt", "statement");
@@ -60,9 +61,10 @@ final class SqlTextScanner {
             Map.entry("executeUpdate", List.of(0)), Map.entry("execute", List.of(0)), Map.entry("addBatch", List.of(0)),
             Map.entry("modifyAndNotify", List.of(1)), Map.entry("select", List.of(1)), Map.entry("insert", List.of(1)),
             Map.entry("notifying", List.of(0)), Map.entry("plusMicros", List.of(0)), Map.entry("prepare", List.of(1)),
-            Map.entry("appendBranches", List.of(2)), Map.entry("renewalTrip", List.of(0, 1)),
+            Map.entry("appendBranches", List.of(2, 8)), Map.entry("renewalTrip", List.of(0, 1)),
             Map.entry("lockRowsOfGrants", List.of(0, 1)), Map.entry("extendRowsOfGrants", List.of(0, 1, 2, 3)),
-            Map.entry("deleteExpired", List.of(0)), Map.entry("blockThen", List.of(0)), Map.entry("permitLimit", List.of(0)), Map.entry("busyAt", List.of(1)));
+            Map.entry("deleteExpired", List.of(0)), 
+            Map.entry("exists", List.of(8)), Map.entry("onKey", List.of(5)), Map.entry("permitLimit", List.of(0)), Map.entry("busyAt", List.of(1)));
 
     private static final Pattern KEYWORD = Pattern.compile(
             "\\b(SELECT|INSERT|UPDATE|DELETE|MERGE|WHERE|FROM|VALUES|SET|UNION|LIMIT|ORDER BY|LISTEN|AND|IN)\\b");
@@ -76,10 +78,11 @@ final class SqlTextScanner {
             "origin.tag()", "tables.prefix()", "dialect.now()", "now()", "dialect.subtree()", "query.limit()", "sql.toString()",
             "COLUMNS", "PathConflictQuery.COLUMNS", "dialect.keyParameter()", "valueRows(request,BOUND_TIMES)", "valueRows(request,\"\")",
             "valueRows(request,\", \"+dialect.blockTimes())",
-            "dialect.pipelinedSerialise()", "dialect.blockOpening(tables,locks,release)", "dialect.blockClock()",
+            "dialect.pipelinedSerialise()", "dialect.blockOpening(tables,locks,release,limit)", "dialect.blockClock()",
             "releaseSql(Duration.ZERO)", "releaseSql(keepFor)", "notifyingRelease()",
             "dialect.blockThen(busyAt(request,dialect.blockClock()))", "busyAt(request,\"c.now\")", "busyAt(request,clock)", "busyAt(request,dialect.blockClock())",
-            "conflicts.permitLimit(clock)", "dialect.blockClosing()", "dialect.pipelinedEnd()", "dialect.blockTimes()",
+            "conflicts.permitLimit(clock)", "dialect.blockClosing()", "dialect.blockRecount()",
+            "dialect.blockCountAgain()", "dialect.blockThen()", "dialect.lockingRead(connection)", "dialect.pipelinedEnd()", "dialect.blockTimes()",
             "plusMicros(now())", "plusMicros(\"clock_timestamp()\")", "lockRowsOfGrants(held,grantIds)",
             "dialect.deleteExpired(tables.held())",
             // the renewal's statements, built (and checked here) in LeaseRenewal.statementsFor

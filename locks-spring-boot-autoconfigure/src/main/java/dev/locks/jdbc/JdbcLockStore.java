@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.function.BiConsumer;
+import java.util.function.Predicate;
 
 import javax.sql.DataSource;
 
@@ -166,12 +167,8 @@ public class JdbcLockStore implements LockStore {
         Grant grant;
         if (request.kind() == LockKind.SEMAPHORE && !dialect.insertsUnlessConflicting()) {
             // permits are counted, so the holders are read either way
-            List<LockHolder> ahead = findConflicts(connection, request, now);
-            String lockClause = ahead.isEmpty() ? dialect.lockingRead(connection) : null;
-            if (lockClause != null) {
-                // a permit free by the snapshot: look again at the rows themselves (SqlDialect#lockingRead)
-                ahead = lookAgain(connection, lockClause, clause -> findConflicts(connection, request, now, clause));
-            }
+            List<LockHolder> ahead = look(connection, clause -> findConflicts(connection, request, now, clause),
+                    rows -> !rows.isEmpty());
             if (!ahead.isEmpty()) {
                 return new HandOff(released, GrantResult.busy(nameHolders ? ahead : List.of()));
             }
@@ -221,9 +218,9 @@ public class JdbcLockStore implements LockStore {
     }
 
     /**
-     * How many of the counted rows make a grant in one round trip busy, in SQL over {@code clock}: one
-     * for paths and singletons; for a semaphore its {@link PathConflictQuery#permitLimit permit limit}.
-     * Bound by {@link #bindBusyAt}.
+     * How many of the counted rows make a grant in one statement ({@link #insertUnlessConflicting})
+     * busy, in SQL over {@code clock}: one for paths and singletons; for a semaphore its
+     * {@link PathConflictQuery#permitLimit permit limit}. Bound by {@link #bindBusyAt}.
      */
     private String busyAt(GrantRequest request, String clock) {
         return request.kind() == LockKind.SEMAPHORE ? conflicts.permitLimit(clock) : "?";
@@ -262,28 +259,39 @@ public class JdbcLockStore implements LockStore {
                 : request.ticket() > 0 ? request.ticket() : PathConflictQuery.ALL_WAITERS;
     }
 
-    /**
-     * Whether a conflict exists, without reading the holders' columns, which only a busy answer needs:
-     * by the transaction's snapshot, and, where the dialect asks for it and the snapshot found none, by
-     * a {@link SqlDialect#lockingRead locking read}, or by a snapshot once more if a row stayed locked
-     * past that read's bound.
-     */
+    /** Whether a conflict exists, without reading the holders' columns, which only a busy answer needs. */
     private boolean conflictExists(Connection connection, GrantRequest request, Instant now) throws SQLException {
-        if (conflictExists(connection, request, now, null)) {
-            return true;
-        }
-        String lockClause = dialect.lockingRead(connection);
-        return lockClause != null
-                && lookAgain(connection, lockClause, clause -> conflictExists(connection, request, now, clause));
+        return look(connection, clause -> conflictExists(connection, request, now, clause), busy -> busy);
     }
 
     /**
-     * A look at the rows by the dialect's {@link SqlDialect#lockingRead locking read}, or, if a row
-     * stayed locked past that read's bound, by the snapshot once more.
+     * A grant's look at the conflicting rows: by a locking read that fails at once on a locked row, and
+     * then by the snapshot and, if that finds the way free, by a locking read that waits a bounded
+     * time, and after that by the snapshot once more ({@link SqlDialect#lockingReadWithoutWaiting}).
+     *
+     * @param busy whether an answer makes the grant busy
      */
-    private <T> T lookAgain(Connection connection, String lockClause, Look<T> look) throws SQLException {
+    private <T> T look(Connection connection, Look<T> look, Predicate<T> busy) throws SQLException {
+        String withoutWaiting = dialect.lockingReadWithoutWaiting(connection);
+        if (withoutWaiting == null) {
+            return look.read(null);
+        }
         try {
-            return look.read(lockClause);
+            return look.read(withoutWaiting);
+        }
+        catch (SQLException ex) {
+            if (!dialect.isLockNotAvailable(connection, ex)) {
+                throw ex;
+            }
+        }
+        // a row was locked: a busy answer by the snapshot neither waits nor locks a holder's row
+        T bySnapshot = look.read(null);
+        String waiting = dialect.lockingRead(connection);
+        if (busy.test(bySnapshot) || waiting == null) {
+            return bySnapshot;
+        }
+        try {
+            return look.read(waiting);
         }
         catch (SQLException ex) {
             if (!dialect.isLockNotAvailable(connection, ex)) {
@@ -310,7 +318,7 @@ public class JdbcLockStore implements LockStore {
         return findConflicts(connection, request, now, null);
     }
 
-    /** @param lockClause null, or the dialect's {@link SqlDialect#lockingRead locking read} of a semaphore's rows */
+    /** @param lockClause null for the snapshot, or a locking read's clause ({@link #look}) for a semaphore's rows */
     private List<LockHolder> findConflicts(Connection connection, GrantRequest request, Instant now, String lockClause)
             throws SQLException {
         long waitersBefore = waitersBefore(request);
@@ -663,10 +671,9 @@ public class JdbcLockStore implements LockStore {
 
     /**
      * A grant in one round trip as a compound statement ({@link SqlDialect#groupsGrantsInBlocks}):
-     * node rows created and locked, the clock read, the conflicts counted (by the snapshot, then, if
-     * that found the way free, by a {@link SqlDialect#lockingRead locking read}, and if a row stayed
-     * locked past that read's bound, by a snapshot once more), the rows inserted unless something
-     * conflicts (for
+     * node rows created and locked, the clock read, the conflicts counted (by a locking read, and if
+     * a row was locked, as {@link SqlDialect#lockingReadWithoutWaiting} tells), the rows inserted
+     * unless something conflicts (for
      * a semaphore: unless its grants and earlier waiters reach its
      * {@link PathConflictQuery#permitLimit permit limit}),
      * the waiting row of a queued request removed, committed.
@@ -680,10 +687,13 @@ public class JdbcLockStore implements LockStore {
         String limit = semaphore ? conflicts.permitLimit(clock) : null;
         StringBuilder sql = new StringBuilder(dialect.blockOpening(tables, locks, release, limit));
         conflicts.appendBranches(sql, false, clock, request.kind(), request.paths(), exemptOwner(request),
+                onlyExclusive(request), waitersBefore, dialect.blockLockingRead());
+        sql.append(dialect.blockCountBySnapshot());
+        conflicts.appendBranches(sql, false, clock, request.kind(), request.paths(), exemptOwner(request),
                 onlyExclusive(request), waitersBefore, null);
         sql.append(dialect.blockRecount());
         conflicts.appendBranches(sql, false, clock, request.kind(), request.paths(), exemptOwner(request),
-                onlyExclusive(request), waitersBefore, dialect.lockingRead(connection));
+                onlyExclusive(request), waitersBefore, dialect.blockLockingRead());
         sql.append(dialect.blockCountAgain());
         conflicts.appendBranches(sql, false, clock, request.kind(), request.paths(), exemptOwner(request),
                 onlyExclusive(request), waitersBefore, null);
@@ -701,8 +711,8 @@ public class JdbcLockStore implements LockStore {
             if (semaphore) {
                 i = conflicts.bindPermitLimit(ps, i, semaphoreKey(request), request.permits(), null);
             }
-            for (int count = 0; count < 3; count++) {
-                // by the snapshot, as a locking read, by the snapshot once more
+            for (int count = 0; count < 4; count++) {
+                // as a locking read, and if a row was locked: by the snapshot, as a locking read, by the snapshot
                 i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null,
                         exemptOwner(request), waitersBefore);
                 ps.setInt(i++, countedRows(request));

@@ -1,6 +1,5 @@
 package dev.locks.jdbc;
 
-import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -10,9 +9,10 @@ import java.util.List;
  * MariaDB: InnoDB like MySQL, and a whole grant in one round trip as an anonymous compound
  * statement ({@code BEGIN NOT ATOMIC ... END}), which MySQL lacks. The block opens its own READ
  * COMMITTED transaction, locks the node rows by inserting them, reads the clock once the locks are
- * held, counts conflicts (again as a {@link #lockingRead locking read} if the snapshot found none,
- * and by a snapshot once more if that read timed out), inserts unless something conflicts, and
- * commits; six to nine statements of the MySQL protocol become one (MariaDB 10.1.1 and later). The block is a few kilobytes of SQL: with Connector/J's
+ * held, counts conflicts by a locking read that does not wait (and, if a row was locked, by the
+ * snapshot and a locking read that waits a second, as {@link #lockingReadWithoutWaiting} tells),
+ * inserts unless something conflicts, and commits; six to eight statements of the MySQL protocol
+ * become one (MariaDB 10.1.1 and later). The block is a few kilobytes of SQL: with Connector/J's
  * defaults the server parses it on every grant, with {@link ConnectorJTuning#RECOMMENDED} once per
  * connection and shape.
  */
@@ -58,7 +58,7 @@ public class MariaDbDialect extends MySqlDialect {
             sql.append(" SELECT ").append(limit).append(" INTO grant_limit;");
         }
         // IF NOT EXISTS (...) over the branches took a millisecond more inside a block than this count
-        sql.append(" SELECT COUNT(*) INTO grant_conflicts FROM (");
+        sql.append(lockingCount(0));
         return sql.toString();
     }
 
@@ -80,31 +80,46 @@ public class MariaDbDialect extends MySqlDialect {
         return "grant_time";
     }
 
-    // The locking count waits at most a second for a locked row (MySqlDialect#lockingRead): a WAIT
-    // clause is refused inside a compound statement, so the statement sets the timeout. Its
-    // timeout fails only that statement unless the server rolls back the whole transaction on a
-    // timeout: then the node locks are gone too, and the block must not go on to insert.
+    // The locking counts set their lock wait timeout by SET STATEMENT, since a compound statement
+    // refuses NOWAIT and WAIT: none for the first, a second for the one after the snapshot
+    // (MySqlDialect#lockingReadWithoutWaiting). A timeout fails only its statement unless the server
+    // rolls back the whole transaction on a timeout: then the node locks are gone too, and the block
+    // must not go on to insert.
+    private static final String ROLLED_BACK_ON_TIMEOUT = " IF @@innodb_rollback_on_timeout THEN SIGNAL SQLSTATE"
+            + " '40001' SET MESSAGE_TEXT = 'The lock grant was rolled back by a lock wait timeout'; END IF;";
+
+    private static String lockingCount(int timeoutSeconds) {
+        return " BEGIN DECLARE CONTINUE HANDLER FOR 1205 SET grant_waited = 1; SET STATEMENT innodb_lock_wait_timeout = "
+                + timeoutSeconds + " FOR SELECT COUNT(*) INTO grant_conflicts FROM (";
+    }
+
+    @Override
+    String blockCountBySnapshot() {
+        return " LIMIT ?) AS conflicts; END; IF grant_waited = 1 THEN" + ROLLED_BACK_ON_TIMEOUT
+                + " SET grant_waited = 0; SELECT COUNT(*) INTO grant_conflicts FROM (";
+    }
+
     @Override
     String blockRecount() {
-        return " LIMIT ?) AS conflicts; IF grant_conflicts < grant_limit"
-                + " THEN BEGIN DECLARE CONTINUE HANDLER FOR 1205 SET grant_waited = 1;"
-                + " SET STATEMENT innodb_lock_wait_timeout = 1 FOR SELECT COUNT(*) INTO grant_conflicts FROM (";
+        return " LIMIT ?) AS conflicts; IF grant_conflicts < grant_limit THEN" + lockingCount(1);
     }
 
     @Override
     String blockCountAgain() {
-        return " LIMIT ?) AS conflicts; END; IF grant_waited = 1 THEN IF @@innodb_rollback_on_timeout THEN"
-                + " SIGNAL SQLSTATE '40001' SET MESSAGE_TEXT = 'The lock grant was rolled back by a lock wait timeout';"
-                + " END IF; SELECT COUNT(*) INTO grant_conflicts FROM (";
+        return " LIMIT ?) AS conflicts; END; IF grant_waited = 1 THEN" + ROLLED_BACK_ON_TIMEOUT
+                + " SELECT COUNT(*) INTO grant_conflicts FROM (";
     }
 
     @Override
     String blockThen() {
-        return " LIMIT ?) AS conflicts; END IF; END IF; IF grant_conflicts < grant_limit THEN ";
+        return " LIMIT ?) AS conflicts; END IF; END IF; END IF; IF grant_conflicts < grant_limit THEN ";
     }
 
+    // the block's locking counts; their lock wait timeouts are set by SET STATEMENT (lockingCount),
+    // while a grant that cannot run as a block (a pool not in auto-commit) uses the MySQL dialect's
+    // clauses, which carry their own bound
     @Override
-    String lockingRead(Connection connection) {
+    String blockLockingRead() {
         return " LOCK IN SHARE MODE";
     }
 

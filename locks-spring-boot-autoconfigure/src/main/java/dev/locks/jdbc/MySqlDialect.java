@@ -34,6 +34,9 @@ public class MySqlDialect extends SqlDialect {
     /** Whether the server is MariaDB rather than MySQL, once the first locking read asked. */
     private volatile Boolean serverIsMariaDb;
 
+    /** The server's {@code innodb_rollback_on_timeout} (a start-up setting), once a lock wait asked. */
+    private volatile Boolean rollbackOnTimeout;
+
     @Override
     String tuningAdvice(Connection connection) throws SQLException {
         List<String> missing = ConnectorJTuning.missing(connection);
@@ -59,15 +62,25 @@ public class MySqlDialect extends SqlDialect {
     // that commit shows in a snapshot taken next, so a grant that waited for a conflicting grant's node
     // row could count nothing by its snapshot: seen once in 13,000 parent-against-child races on
     // MariaDB 10.11 while other grants committed (GUARANTEES.md §1). A locking read sees the rows
-    // themselves, the committing grant's among them; it runs only where the snapshot found the way
-    // free, so a busy answer never locks a holder's row. It may have to wait for a row that does not
-    // conflict but is locked: a reader's released in a caller's transaction that is still open, even
-    // this thread's own. So on MariaDB it waits at most a second, which outlasts any commit under way,
-    // and then reads the snapshot once more. MySQL's FOR SHARE has no bounded wait short of NOWAIT, so
-    // there the snapshot is read again at once (MySQL has not run here; its InnoDB is not known to
-    // have the gap).
+    // themselves, the committing grant's among them. It must not wait long for a row another
+    // transaction holds, though: a reader's lock released inside a caller's transaction that is still
+    // open (even this thread's own) would hold the grant, and its node locks, for as long. So the first
+    // count fails at once on a locked row; the snapshot then decides a busy answer without waiting or
+    // locking anything, and a free one is checked by a locking read that waits at most a second,
+    // which outlasts any commit under way; after that the snapshot, read once more, decides.
+    @Override
+    String lockingReadWithoutWaiting(Connection connection) throws SQLException {
+        return isMariaDb(connection) ? " LOCK IN SHARE MODE NOWAIT" : " FOR SHARE NOWAIT";
+    }
+
+    // MySQL's FOR SHARE has no bounded wait short of NOWAIT, so there a locked row leaves the decision
+    // to the snapshot (MySQL has not run here; its InnoDB is not known to have the gap)
     @Override
     String lockingRead(Connection connection) throws SQLException {
+        return isMariaDb(connection) ? " LOCK IN SHARE MODE WAIT 1" : null;
+    }
+
+    private boolean isMariaDb(Connection connection) throws SQLException {
         Boolean mariaDb = serverIsMariaDb;
         if (mariaDb == null) {
             // a proxy may put these statements in front of MariaDB (locks.jdbc.dialect); the driver has
@@ -76,11 +89,8 @@ public class MySqlDialect extends SqlDialect {
             mariaDb = serverIsMariaDb = meta.getDatabaseProductVersion().contains("MariaDB")
                     || meta.getDatabaseProductName().toLowerCase(Locale.ROOT).contains("mariadb");
         }
-        return mariaDb ? MARIADB_LOCKING_READ : " FOR SHARE NOWAIT";
+        return mariaDb;
     }
-
-    /** MariaDB's bounded locking read: a whole second, the least its WAIT takes. */
-    private static final String MARIADB_LOCKING_READ = " LOCK IN SHARE MODE WAIT 1";
 
     @Override
     boolean isLockNotAvailable(Connection connection, SQLException ex) throws SQLException {
@@ -88,14 +98,22 @@ public class MySqlDialect extends SqlDialect {
             // MySQL's NOWAIT: the statement failed, the transaction goes on
             return true;
         }
-        if (ex.getErrorCode() != 1205) {
-            return false;
+        return ex.getErrorCode() == 1205 && !rollsBackOnTimeout(connection);
+    }
+
+    /**
+     * Whether a lock wait timeout ends the whole transaction, node locks included (a server started
+     * with {@code innodb_rollback_on_timeout}), so that the grant must start again rather than go on.
+     */
+    boolean rollsBackOnTimeout(Connection connection) throws SQLException {
+        Boolean rollsBack = rollbackOnTimeout;
+        if (rollsBack == null) {
+            try (Statement st = connection.createStatement();
+                    ResultSet rs = st.executeQuery("SELECT @@innodb_rollback_on_timeout")) {
+                rollsBack = rollbackOnTimeout = rs.next() && rs.getBoolean(1);
+            }
         }
-        // a lock wait timeout ends the whole transaction, node locks included, where the server says so
-        try (Statement st = connection.createStatement();
-                ResultSet rs = st.executeQuery("SELECT @@innodb_rollback_on_timeout")) {
-            return rs.next() && !rs.getBoolean(1);
-        }
+        return rollsBack;
     }
 
     // InnoDB's locking read through the grant index also waits for the index entry after the last

@@ -67,8 +67,8 @@ final class PathConflictQuery {
      * Whether any row {@link #find} would return exists: the same branches selecting a constant, so
      * the statement is half as long and no holder's columns are read when the way is free.
      *
-     * @param lockClause null to read the statement's snapshot, or the dialect's
-     *                   {@link SqlDialect#lockingRead locking read} to read the rows themselves
+     * @param lockClause null to read the statement's snapshot, or a locking read's clause
+     *                   ({@link SqlDialect#lockingReadWithoutWaiting}) to read the grants' rows themselves
      */
     boolean exists(Connection connection, LockKind kind, String tenant, List<LockPath> paths, Instant now,
             String exceptOwner, boolean onlyExclusive, long waitersBefore, String lockClause) throws SQLException {
@@ -127,9 +127,9 @@ final class PathConflictQuery {
      *                      an {@code EXISTS}
      * @param clock the time rows must outlive to count: {@link #BOUND_CLOCK}, bound by {@link #bind},
      *              or an SQL expression of the enclosing statement, which {@link #bind} then skips
-     * @param lockClause null to read the statement's snapshot, or the dialect's
-     *                   {@link SqlDialect#lockingRead locking read}, which then closes each branch, in
-     *                   parentheses of its own
+     * @param lockClause null to read the statement's snapshot, or a locking read's clause
+     *                   ({@link SqlDialect#lockingReadWithoutWaiting}), which then closes each branch
+     *                   on the grants' table; every branch is then in parentheses of its own
      */
     void appendBranches(StringBuilder sql, boolean holderColumns, String clock, LockKind kind, List<LockPath> paths,
             String exceptOwner, boolean onlyExclusive, long waitersBefore, String lockClause) {
@@ -146,16 +146,18 @@ final class PathConflictQuery {
                 sql.append(" UNION ALL ");
             }
             first = false;
+            // only grants exclude: a waiting row a snapshot misses costs fairness, not exclusion
+            String rowLocks = waiting ? "" : lockClause;
             openBranch(sql, lockClause);
             sql.append(select).append(" WHERE lock_key IN (").append(SqlDialect.placeholders(keys)).append(')')
                     .append(rowFilter);
-            closeBranch(sql, lockClause);
+            closeBranch(sql, lockClause, rowLocks);
             if (kind == LockKind.PATH) {
                 for (int i = 0; i < paths.size(); i++) {
                     sql.append(" UNION ALL ");
                     openBranch(sql, lockClause);
                     sql.append(select).append(" WHERE scope_key = ? AND ").append(dialect.subtree()).append(rowFilter);
-                    closeBranch(sql, lockClause);
+                    closeBranch(sql, lockClause, rowLocks);
                 }
             }
         }
@@ -224,8 +226,12 @@ final class PathConflictQuery {
     }
 
     private static void closeBranch(StringBuilder sql, String lockClause) {
+        closeBranch(sql, lockClause, lockClause);
+    }
+
+    private static void closeBranch(StringBuilder sql, String lockClause, String rowLocks) {
         if (lockClause != null) {
-            sql.append(lockClause).append(')');
+            sql.append(rowLocks).append(')');
         }
     }
 
@@ -238,8 +244,8 @@ final class PathConflictQuery {
      * with the smallest {@code max} among the grants that were read.
      *
      * @param now the time rows must outlive, or null to read the database's clock in the query itself
-     * @param lockClause null to read the statement's snapshot, or the dialect's
-     *                   {@link SqlDialect#lockingRead locking read} to read the rows themselves
+     * @param lockClause null to read the statement's snapshot, or a locking read's clause
+     *                   ({@link SqlDialect#lockingReadWithoutWaiting}) to read the grants' rows themselves
      */
     KeyRows onKey(Connection connection, byte[] key, Instant now, long waitersBefore, int limit, String lockClause)
             throws SQLException {
@@ -253,7 +259,7 @@ final class PathConflictQuery {
             openBranch(sql, lockClause);
             sql.append("SELECT ").append(COLUMNS).append(", permits, 'W' AS row_state FROM ").append(tables.waiting())
                     .append(live).append(waitersBefore > 0 ? " AND id < ?" : "");
-            closeBranch(sql, lockClause);
+            closeBranch(sql, lockClause, "");
         }
         sql.append(" ORDER BY row_state, id LIMIT ").append(limit);
         try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
@@ -302,9 +308,9 @@ final class PathConflictQuery {
      * if that is smaller.
      * Nodes may disagree on a semaphore's max (during a rolling change of it), and a grant must not
      * give any holder more company than its own max allows. Bound by {@link #bindPermitLimit}.
-     * It reads the statement's snapshot: where a grant counts again by a
-     * {@link SqlDialect#lockingRead locking read}, the max of a permit granted a moment before may be
-     * missing from it, and the request's own max applies.
+     * It reads the statement's snapshot, which may miss a permit whose grant is still committing
+     * ({@link SqlDialect#lockingReadWithoutWaiting}): the count then sees that permit, but its max,
+     * if smaller than the others', is not applied (known gap, GUARANTEES.md §1).
      */
     String permitLimit(String clock) {
         return "(SELECT COALESCE(LEAST(MIN(permits), ?), ?) FROM " + tables.held() + " WHERE lock_key = ? AND expires_at > "

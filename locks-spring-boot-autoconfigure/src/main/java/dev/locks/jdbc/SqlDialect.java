@@ -191,9 +191,9 @@ public abstract class SqlDialect {
 
     /**
      * Whether a grant is sent as one compound statement that opens, serialises and commits its own
-     * transaction (MariaDB's {@code BEGIN NOT ATOMIC}): {@link #blockOpening}, the conflict branches,
-     * {@link #blockRecount}, the branches as a {@link #lockingRead locking read}, {@link #blockCountAgain},
-     * the branches, {@link #blockThen}, the insert (its times {@link #blockTimes}), {@link #blockClosing}. Its one
+     * transaction (MariaDB's {@code BEGIN NOT ATOMIC}): {@link #blockOpening}, the conflict branches
+     * as a locking read, {@link #blockCountBySnapshot}, the branches, {@link #blockRecount}, the
+     * branches as a locking read, {@link #blockCountAgain}, the branches, {@link #blockThen}, the insert (its times {@link #blockTimes}), {@link #blockClosing}. Its one
      * result row holds the fencing token, the expiry and the time, or nulls and the time when busy.
      *
      * @return true if grants take one round trip as a block
@@ -228,18 +228,27 @@ public abstract class SqlDialect {
     }
 
     /**
-     * Ends a block grant's count of conflicts by its snapshot and, if that found the way free, opens
-     * the same count as a {@link #lockingRead locking read}: its parameter is the most conflicting
-     * rows counted (1 for a path, the permits for a semaphore).
+     * Ends a block grant's first count, a {@link #blockLockingRead locking read} that does not wait
+     * (as {@link #lockingReadWithoutWaiting} tells), and, if a row was locked, opens the count by the
+     * snapshot: its parameter is the most conflicting rows counted (1 for a path, the permits for a
+     * semaphore).
+     */
+    String blockCountBySnapshot() {
+        throw new UnsupportedOperationException(name() + " does not group grants in blocks");
+    }
+
+    /**
+     * Ends a block grant's count by the snapshot and, if that found the way free, opens the count as a
+     * {@link #blockLockingRead locking read} that waits a bounded time; its parameter is the most
+     * conflicting rows counted.
      */
     String blockRecount() {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
     }
 
     /**
-     * Ends a block grant's locking count and, if a row stayed locked past the read's bound, opens the
-     * count by a snapshot once more ({@link #lockingRead}); its parameter is the most conflicting rows
-     * counted.
+     * Ends a block grant's waiting count and, if a row stayed locked past its bound, opens the count by
+     * a snapshot once more; its parameter is the most conflicting rows counted.
      */
     String blockCountAgain() {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
@@ -254,11 +263,26 @@ public abstract class SqlDialect {
     }
 
     /**
-     * The clause that turns a grant's count of conflicts into a locking read of the rows themselves,
-     * waiting a bounded time for a row another transaction holds; null where a snapshot taken once
-     * the grant's node locks are held always shows the grants before it. A grant that found the way
-     * free by its snapshot counts again by this read, and if a row stays locked past the bound
-     * ({@link #isLockNotAvailable}), by a snapshot once more (see {@link MySqlDialect}).
+     * The clause that makes a grant's count of conflicts a locking read that fails at once on a row
+     * another transaction holds, or null where a snapshot taken once the grant's node locks are held
+     * always shows the grants before it. A locking read sees the rows themselves, so its count decides
+     * the grant; if a row was locked ({@link #isLockNotAvailable}), the grant counts by its snapshot,
+     * and if that finds the way free, by a {@link #lockingRead locking read that waits a bounded
+     * time}, and if a row stays locked past the bound, by a snapshot once more (see
+     * {@link MySqlDialect}).
+     *
+     * @param connection the grant's connection, whose server may decide the syntax
+     * @return the clause, with a leading space, or null
+     * @throws SQLException if the server cannot be told
+     */
+    String lockingReadWithoutWaiting(Connection connection) throws SQLException {
+        return null;
+    }
+
+    /**
+     * The clause of the locking read that waits a bounded time for a locked row
+     * ({@link #lockingReadWithoutWaiting}), or null where the database has no such bound and the
+     * snapshot's count stands.
      *
      * @param connection the grant's connection, whose server may decide the syntax
      * @return the clause, with a leading space, or null
@@ -269,8 +293,16 @@ public abstract class SqlDialect {
     }
 
     /**
-     * Whether {@code ex} is a {@link #lockingRead locking read} that gave up on a row another
-     * transaction kept locked past the read's bound, leaving the transaction open.
+     * The lock clause of a block grant's locking counts, whose lock wait timeouts the block sets
+     * itself ({@link #blockCountBySnapshot}).
+     */
+    String blockLockingRead() {
+        throw new UnsupportedOperationException(name() + " does not group grants in blocks");
+    }
+
+    /**
+     * Whether {@code ex} is a locking read that gave up on a row another transaction held, leaving
+     * the grant's transaction open.
      */
     boolean isLockNotAvailable(Connection connection, SQLException ex) throws SQLException {
         return false;

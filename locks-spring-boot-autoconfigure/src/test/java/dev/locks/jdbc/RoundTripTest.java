@@ -79,18 +79,17 @@ class RoundTripTest {
             // dialect, as it runs on MySQL
             super(TestDatabase.MYSQL, new MySqlDialect(),
                     // SET TRANSACTION ISOLATION LEVEL READ COMMITTED, START TRANSACTION, one SELECT locking the
-                    // ancestors' node rows IN SHARE MODE and the path's FOR UPDATE, conflict query by the
-                    // snapshot, the same query as a locking read where that found the way free (MySqlDialect
-                    // #lockingRead), INSERT, COMMIT; the connection stays in auto-commit, so Connector/J sends
-                    // no SET autocommit
-                    7,
+                    // ancestors' node rows IN SHARE MODE and the path's FOR UPDATE, conflict query as a
+                    // locking read that does not wait (MySqlDialect#lockingReadWithoutWaiting), INSERT,
+                    // COMMIT; the connection stays in auto-commit, so Connector/J sends no SET autocommit
+                    6,
                     // a path under a folder this store has not seen either: INSERT IGNORE of the folder's node
                     // row (locked shared), INSERT ... ON DUPLICATE KEY UPDATE of the path's (locked exclusive),
                     // then the SELECT; a new path under a known folder needs only the second
-                    9,
+                    8,
                     // a hand-off: a queued request's grant, which also deletes its waiting row, with the
                     // release's DELETE after the node locks
-                    9,
+                    8,
                     // SET TRANSACTION, START TRANSACTION, SELECT ... FOR UPDATE of the grants' rows, the clock,
                     // the UPDATE, COMMIT
                     6);

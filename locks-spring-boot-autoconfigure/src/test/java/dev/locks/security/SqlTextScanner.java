@@ -48,7 +48,7 @@ final class SqlTextScanner {
      */
     static final Set<String> SQL_PARAMETERS = Set.of("table", "column", "modification", "prefix", "statement",
             "sqlPrefix", "waitTable", "clock", "releasing", "held", "grantIds", "lockedRowIds", "until", "busyAt",
-            "lockClause", "limit");
+            "lockClause", "limit", "timeoutSeconds", "rowLocks");
 
     /** Statement methods are sinks only on statement receivers ({@code RetryTemplate.execute} is not SQL). */
     private static final Set<String> STATEMENT_RECEIVERS = Set.of("st", "ps", "stmt", "statement");
@@ -81,8 +81,9 @@ final class SqlTextScanner {
             "dialect.pipelinedSerialise()", "dialect.blockOpening(tables,locks,release,limit)", "dialect.blockClock()",
             "releaseSql(Duration.ZERO)", "releaseSql(keepFor)", "notifyingRelease()",
             "dialect.blockThen(busyAt(request,dialect.blockClock()))", "busyAt(request,\"c.now\")", "busyAt(request,clock)", "busyAt(request,dialect.blockClock())",
-            "conflicts.permitLimit(clock)", "dialect.blockClosing()", "dialect.blockRecount()",
-            "dialect.blockCountAgain()", "dialect.blockThen()", "dialect.lockingRead(connection)", "dialect.pipelinedEnd()", "dialect.blockTimes()",
+            "conflicts.permitLimit(clock)", "dialect.blockClosing()", "dialect.blockRecount()", "dialect.blockCountBySnapshot()",
+            "lockingCount(0)", "lockingCount(1)", "ROLLED_BACK_ON_TIMEOUT",
+            "dialect.blockCountAgain()", "dialect.blockThen()", "dialect.blockLockingRead()", "dialect.pipelinedEnd()", "dialect.blockTimes()",
             "plusMicros(now())", "plusMicros(\"clock_timestamp()\")", "lockRowsOfGrants(held,grantIds)",
             "dialect.deleteExpired(tables.held())",
             // the renewal's statements, built (and checked here) in LeaseRenewal.statementsFor

@@ -105,7 +105,7 @@ public class MySqlDialect extends SqlDialect {
      * Whether a lock wait timeout ends the whole transaction, node locks included (a server started
      * with {@code innodb_rollback_on_timeout}), so that the grant must start again rather than go on.
      */
-    boolean rollsBackOnTimeout(Connection connection) throws SQLException {
+    private boolean rollsBackOnTimeout(Connection connection) throws SQLException {
         Boolean rollsBack = rollbackOnTimeout;
         if (rollsBack == null) {
             try (Statement st = connection.createStatement();

@@ -80,7 +80,7 @@ final class SqlTextScanner {
             "valueRows(request,\", \"+dialect.blockTimes())",
             "dialect.pipelinedSerialise()", "dialect.blockOpening(tables,locks,release,limit)", "dialect.blockClock()",
             "releaseSql(Duration.ZERO)", "releaseSql(keepFor)", "notifyingRelease()",
-            "dialect.blockThen(busyAt(request,dialect.blockClock()))", "busyAt(request,\"c.now\")", "busyAt(request,clock)", "busyAt(request,dialect.blockClock())",
+            "busyAt(request,\"c.now\")", "busyAt(request,clock)",
             "conflicts.permitLimit(clock)", "dialect.blockClosing()", "dialect.blockRecount()", "dialect.blockCountBySnapshot()",
             "lockingCount(0)", "lockingCount(1)", "ROLLED_BACK_ON_TIMEOUT",
             "dialect.blockCountAgain()", "dialect.blockThen()", "dialect.blockLockingRead()", "dialect.pipelinedEnd()", "dialect.blockTimes()",

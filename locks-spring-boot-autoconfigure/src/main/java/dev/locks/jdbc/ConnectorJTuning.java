@@ -15,8 +15,8 @@ import org.springframework.util.ClassUtils;
 /**
  * The MySQL Connector/J settings under which the server keeps the lock store's statements prepared.
  * By default Connector/J sends every execution as text, which MariaDB and MySQL parse again each
- * time: a grant is a statement of two to three kilobytes, and on MariaDB parsing it was a fifth of
- * the server's work for the grant (BENCHMARKS.md, tenth pass).
+ * time: a grant is a statement of four to seven kilobytes on MariaDB (two to three before its locking
+ * counts), and parsing it was a fifth of the server's work for the grant (BENCHMARKS.md, tenth pass).
  */
 public final class ConnectorJTuning {
 

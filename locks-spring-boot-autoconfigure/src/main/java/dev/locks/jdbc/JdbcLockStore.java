@@ -671,9 +671,8 @@ public class JdbcLockStore implements LockStore {
 
     /**
      * A grant in one round trip as a compound statement ({@link SqlDialect#groupsGrantsInBlocks}):
-     * node rows created and locked, the clock read, the conflicts counted (by a locking read, and if
-     * a row was locked, as {@link SqlDialect#lockingReadWithoutWaiting} tells), the rows inserted
-     * unless something conflicts (for
+     * node rows created and locked, the clock read, the conflicts counted ({@link SqlDialect#blockCounts}),
+     * the rows inserted unless something conflicts (for
      * a semaphore: unless its grants and earlier waiters reach its
      * {@link PathConflictQuery#permitLimit permit limit}),
      * the waiting row of a queued request removed, committed.
@@ -686,18 +685,14 @@ public class JdbcLockStore implements LockStore {
         boolean semaphore = request.kind() == LockKind.SEMAPHORE;
         String limit = semaphore ? conflicts.permitLimit(clock) : null;
         StringBuilder sql = new StringBuilder(dialect.blockOpening(tables, locks, release, limit));
-        conflicts.appendBranches(sql, false, clock, request.kind(), request.paths(), exemptOwner(request),
-                onlyExclusive(request), waitersBefore, dialect.blockLockingRead());
-        sql.append(dialect.blockCountBySnapshot());
-        conflicts.appendBranches(sql, false, clock, request.kind(), request.paths(), exemptOwner(request),
-                onlyExclusive(request), waitersBefore, null);
-        sql.append(dialect.blockRecount());
-        conflicts.appendBranches(sql, false, clock, request.kind(), request.paths(), exemptOwner(request),
-                onlyExclusive(request), waitersBefore, dialect.blockLockingRead());
-        sql.append(dialect.blockCountAgain());
-        conflicts.appendBranches(sql, false, clock, request.kind(), request.paths(), exemptOwner(request),
-                onlyExclusive(request), waitersBefore, null);
-        sql.append(dialect.blockThen()).append("INSERT INTO ")
+        List<SqlDialect.BlockCount> counts = dialect.blockCounts();
+        for (SqlDialect.BlockCount count : counts) {
+            sql.append(count.start());
+            conflicts.appendBranches(sql, false, clock, request.kind(), request.paths(), exemptOwner(request),
+                    onlyExclusive(request), waitersBefore, count.lockClause());
+            sql.append(count.end());
+        }
+        sql.append("INSERT INTO ")
                 .append(tables.held()).append(" (").append(COLUMN_LIST).append(") ").append(valueRows(request, ", " + dialect.blockTimes()));
         if (request.ticket() > 0) {
             sql.append("; ").append(dequeueSql);
@@ -711,8 +706,7 @@ public class JdbcLockStore implements LockStore {
             if (semaphore) {
                 i = conflicts.bindPermitLimit(ps, i, semaphoreKey(request), request.permits(), null);
             }
-            for (int count = 0; count < 4; count++) {
-                // as a locking read, and if a row was locked: by the snapshot, as a locking read, by the snapshot
+            for (int count = 0; count < counts.size(); count++) {
                 i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null,
                         exemptOwner(request), waitersBefore);
                 ps.setInt(i++, countedRows(request));

@@ -33,7 +33,7 @@ public class MariaDbDialect extends MySqlDialect {
      * and nothing is upgraded later. A {@code SELECT ... FOR UPDATE} after them, as the MySQL
      * protocol sends where it knows the rows exist, would lock nothing new; it cost two statements of
      * the block. Nor would it show a conflicting grant that is still committing when this one gets its
-     * locks; the count's {@link #lockingRead locking read} does. Bound by {@link #bindBlockOpening}.
+     * locks; the {@link #blockCounts locking counts} do. Bound by {@link #bindBlockOpening}.
      */
     @Override
     String blockOpening(LockTables tables, List<NodeLock> locks, String releasing, String limit) {
@@ -57,8 +57,6 @@ public class MariaDbDialect extends MySqlDialect {
             // SET with shared locks, which would wait for a permit released in a transaction still open
             sql.append(" SELECT ").append(limit).append(" INTO grant_limit;");
         }
-        // IF NOT EXISTS (...) over the branches took a millisecond more inside a block than this count
-        sql.append(lockingCount(0));
         return sql.toString();
     }
 
@@ -84,43 +82,32 @@ public class MariaDbDialect extends MySqlDialect {
     // refuses NOWAIT and WAIT: none for the first, a second for the one after the snapshot
     // (MySqlDialect#lockingReadWithoutWaiting). A timeout fails only its statement unless the server
     // rolls back the whole transaction on a timeout: then the node locks are gone too, and the block
-    // must not go on to insert.
-    private static final String ROLLED_BACK_ON_TIMEOUT = " IF @@innodb_rollback_on_timeout THEN SIGNAL SQLSTATE"
-            + " '40001' SET MESSAGE_TEXT = 'The lock grant was rolled back by a lock wait timeout'; END IF;";
+    // must not go on to insert. A grant that cannot run as a block (a pool not in auto-commit) uses
+    // the MySQL dialect's clauses, which carry their own bound. IF NOT EXISTS (...) over the branches
+    // took a millisecond more inside a block than a count.
+    private static final String COUNT_CONFLICTS = " SELECT COUNT(*) INTO grant_conflicts FROM (";
+
+    private static final String COUNTED = " LIMIT ?) AS conflicts;";
+
+    private static final String IF_WAITED = " IF grant_waited = 1 THEN IF @@innodb_rollback_on_timeout THEN SIGNAL"
+            + " SQLSTATE '40001' SET MESSAGE_TEXT = 'The lock grant was rolled back by a lock wait timeout'; END IF;";
+
+    private static final List<BlockCount> COUNTS = List.of(
+            new BlockCount(lockingCount(0), " LOCK IN SHARE MODE", COUNTED + " END;"),
+            new BlockCount(IF_WAITED + " SET grant_waited = 0;" + COUNT_CONFLICTS, null, COUNTED),
+            new BlockCount(" IF grant_conflicts < grant_limit THEN" + lockingCount(1), " LOCK IN SHARE MODE",
+                    COUNTED + " END;"),
+            new BlockCount(IF_WAITED + COUNT_CONFLICTS, null,
+                    COUNTED + " END IF; END IF; END IF; IF grant_conflicts < grant_limit THEN "));
 
     private static String lockingCount(int timeoutSeconds) {
         return " BEGIN DECLARE CONTINUE HANDLER FOR 1205 SET grant_waited = 1; SET STATEMENT innodb_lock_wait_timeout = "
-                + timeoutSeconds + " FOR SELECT COUNT(*) INTO grant_conflicts FROM (";
+                + timeoutSeconds + " FOR" + COUNT_CONFLICTS;
     }
 
     @Override
-    String blockCountBySnapshot() {
-        return " LIMIT ?) AS conflicts; END; IF grant_waited = 1 THEN" + ROLLED_BACK_ON_TIMEOUT
-                + " SET grant_waited = 0; SELECT COUNT(*) INTO grant_conflicts FROM (";
-    }
-
-    @Override
-    String blockRecount() {
-        return " LIMIT ?) AS conflicts; IF grant_conflicts < grant_limit THEN" + lockingCount(1);
-    }
-
-    @Override
-    String blockCountAgain() {
-        return " LIMIT ?) AS conflicts; END; IF grant_waited = 1 THEN" + ROLLED_BACK_ON_TIMEOUT
-                + " SELECT COUNT(*) INTO grant_conflicts FROM (";
-    }
-
-    @Override
-    String blockThen() {
-        return " LIMIT ?) AS conflicts; END IF; END IF; END IF; IF grant_conflicts < grant_limit THEN ";
-    }
-
-    // the block's locking counts; their lock wait timeouts are set by SET STATEMENT (lockingCount),
-    // while a grant that cannot run as a block (a pool not in auto-commit) uses the MySQL dialect's
-    // clauses, which carry their own bound
-    @Override
-    String blockLockingRead() {
-        return " LOCK IN SHARE MODE";
+    List<BlockCount> blockCounts() {
+        return COUNTS;
     }
 
     @Override

@@ -14,7 +14,6 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Locale;
 
 /**
  * MySQL and MariaDB (InnoDB). Conflicting acquisitions are serialised by row locks on a node table:
@@ -86,8 +85,7 @@ public class MySqlDialect extends SqlDialect {
             // a proxy may put these statements in front of MariaDB (locks.jdbc.dialect); the driver has
             // the server's version from its handshake
             DatabaseMetaData meta = connection.getMetaData();
-            mariaDb = serverIsMariaDb = meta.getDatabaseProductVersion().contains("MariaDB")
-                    || meta.getDatabaseProductName().toLowerCase(Locale.ROOT).contains("mariadb");
+            mariaDb = serverIsMariaDb = isMariaDb(meta.getDatabaseProductName(), meta.getDatabaseProductVersion());
         }
         return mariaDb;
     }

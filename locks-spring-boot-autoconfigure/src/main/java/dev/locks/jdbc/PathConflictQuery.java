@@ -146,18 +146,16 @@ final class PathConflictQuery {
                 sql.append(" UNION ALL ");
             }
             first = false;
-            // only grants exclude: a waiting row a snapshot misses costs fairness, not exclusion
-            String rowLocks = waiting ? "" : lockClause;
             openBranch(sql, lockClause);
             sql.append(select).append(" WHERE lock_key IN (").append(SqlDialect.placeholders(keys)).append(')')
                     .append(rowFilter);
-            closeBranch(sql, lockClause, rowLocks);
+            closeBranch(sql, lockClause, !waiting);
             if (kind == LockKind.PATH) {
                 for (int i = 0; i < paths.size(); i++) {
                     sql.append(" UNION ALL ");
                     openBranch(sql, lockClause);
                     sql.append(select).append(" WHERE scope_key = ? AND ").append(dialect.subtree()).append(rowFilter);
-                    closeBranch(sql, lockClause, rowLocks);
+                    closeBranch(sql, lockClause, !waiting);
                 }
             }
         }
@@ -225,13 +223,13 @@ final class PathConflictQuery {
         }
     }
 
-    private static void closeBranch(StringBuilder sql, String lockClause) {
-        closeBranch(sql, lockClause, lockClause);
-    }
-
-    private static void closeBranch(StringBuilder sql, String lockClause, String rowLocks) {
+    /**
+     * @param lockRows whether the branch locks its rows: only grants exclude, so a waiting row that a
+     *                 snapshot misses costs fairness, not exclusion, and is read without locks
+     */
+    private static void closeBranch(StringBuilder sql, String lockClause, boolean lockRows) {
         if (lockClause != null) {
-            sql.append(rowLocks).append(')');
+            sql.append(lockRows ? lockClause : "").append(')');
         }
     }
 
@@ -253,13 +251,13 @@ final class PathConflictQuery {
         StringBuilder sql = new StringBuilder();
         openBranch(sql, lockClause);
         sql.append("SELECT ").append(COLUMNS).append(", permits, 'H' AS row_state FROM ").append(tables.held()).append(live);
-        closeBranch(sql, lockClause);
+        closeBranch(sql, lockClause, true);
         if (waitersBefore != NO_WAITERS) {
             sql.append(" UNION ALL ");
             openBranch(sql, lockClause);
             sql.append("SELECT ").append(COLUMNS).append(", permits, 'W' AS row_state FROM ").append(tables.waiting())
                     .append(live).append(waitersBefore > 0 ? " AND id < ?" : "");
-            closeBranch(sql, lockClause, "");
+            closeBranch(sql, lockClause, false);
         }
         sql.append(" ORDER BY row_state, id LIMIT ").append(limit);
         try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {

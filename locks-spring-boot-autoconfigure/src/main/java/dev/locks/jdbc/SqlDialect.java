@@ -191,9 +191,8 @@ public abstract class SqlDialect {
 
     /**
      * Whether a grant is sent as one compound statement that opens, serialises and commits its own
-     * transaction (MariaDB's {@code BEGIN NOT ATOMIC}): {@link #blockOpening}, the conflict branches
-     * as a locking read, {@link #blockCountBySnapshot}, the branches, {@link #blockRecount}, the
-     * branches as a locking read, {@link #blockCountAgain}, the branches, {@link #blockThen}, the insert (its times {@link #blockTimes}), {@link #blockClosing}. Its one
+     * transaction (MariaDB's {@code BEGIN NOT ATOMIC}): {@link #blockOpening}, the counts of
+     * {@link #blockCounts}, the insert (its times {@link #blockTimes}), {@link #blockClosing}. Its one
      * result row holds the fencing token, the expiry and the time, or nulls and the time when busy.
      *
      * @return true if grants take one round trip as a block
@@ -208,7 +207,7 @@ public abstract class SqlDialect {
     }
 
     /**
-     * The start of a block grant, up to the conflict query; bound by {@link #bindBlockOpening}, then
+     * The start of a block grant, up to its {@link #blockCounts counts}; bound by {@link #bindBlockOpening}, then
      * by the parameters of {@code releasing}, then by those of {@code limit}.
      *
      * @param releasing a statement releasing a grant once the locks are held (a hand-off), or null;
@@ -228,38 +227,22 @@ public abstract class SqlDialect {
     }
 
     /**
-     * Ends a block grant's first count, a {@link #blockLockingRead locking read} that does not wait
-     * (as {@link #lockingReadWithoutWaiting} tells), and, if a row was locked, opens the count by the
-     * snapshot: its parameter is the most conflicting rows counted (1 for a path, the permits for a
-     * semaphore).
+     * The counts of conflicts in a block grant, in order, each of the conflict branches read with its
+     * {@link BlockCount#lockClause}; the last leaves the block where the insert goes, if the counts
+     * allow it. They follow {@link #lockingReadWithoutWaiting}: a locking read that does not wait,
+     * and where a row was locked, the snapshot, a locking read that waits a bounded time, and the
+     * snapshot once more.
      */
-    String blockCountBySnapshot() {
+    List<BlockCount> blockCounts() {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
     }
 
     /**
-     * Ends a block grant's count by the snapshot and, if that found the way free, opens the count as a
-     * {@link #blockLockingRead locking read} that waits a bounded time; its parameter is the most
-     * conflicting rows counted.
+     * One count of a block grant: {@code start}, the conflict branches read with {@code lockClause}
+     * (null: by the snapshot), {@code end}. Its parameters are those of the branches, then the most
+     * conflicting rows counted (1 for a path, the permits for a semaphore).
      */
-    String blockRecount() {
-        throw new UnsupportedOperationException(name() + " does not group grants in blocks");
-    }
-
-    /**
-     * Ends a block grant's waiting count and, if a row stayed locked past its bound, opens the count by
-     * a snapshot once more; its parameter is the most conflicting rows counted.
-     */
-    String blockCountAgain() {
-        throw new UnsupportedOperationException(name() + " does not group grants in blocks");
-    }
-
-    /**
-     * Ends a block grant's last count and starts the insert it allows: its parameter is the most
-     * conflicting rows counted.
-     */
-    String blockThen() {
-        throw new UnsupportedOperationException(name() + " does not group grants in blocks");
+    record BlockCount(String start, String lockClause, String end) {
     }
 
     /**
@@ -290,14 +273,6 @@ public abstract class SqlDialect {
      */
     String lockingRead(Connection connection) throws SQLException {
         return null;
-    }
-
-    /**
-     * The lock clause of a block grant's locking counts, whose lock wait timeouts the block sets
-     * itself ({@link #blockCountBySnapshot}).
-     */
-    String blockLockingRead() {
-        throw new UnsupportedOperationException(name() + " does not group grants in blocks");
     }
 
     /**
@@ -496,8 +471,16 @@ public abstract class SqlDialect {
         }
     }
 
+    /**
+     * Whether the server behind a MySQL driver is MariaDB, by the product name and version its
+     * metadata reports (a MariaDB server tells Connector/J it is MySQL, with "MariaDB" in the version).
+     */
+    static boolean isMariaDb(String product, String version) {
+        return product.toLowerCase(Locale.ROOT).contains("mariadb") || version.contains("MariaDB");
+    }
+
     private static SqlDialect of(String product, String version) {
-        if (product.contains("mariadb") || version.contains("MariaDB")) {
+        if (isMariaDb(product, version)) {
             return new MariaDbDialect();
         }
         if (product.contains("mysql")) {

@@ -71,15 +71,9 @@ class CommittingGrantTest {
     @ValueSource(strings = {"mariadb", "mysql"})
     void aPathGrantSeesAConflictingGrantThatCommitsWhileItLooks(String dialect) throws Exception {
         start(dialect);
-        LockHandle parent = locks.tryAcquire(LockRequest.paths("/docs").build()).orElseThrow();
 
-        try (Connection committing = copyRowsOf(parent)) {
-            assertThat(parent.release()).isTrue();
-            Optional<LockHandle> child = whileCommittingAfter(Duration.ofMillis(300), committing,
-                    () -> other.tryAcquire(LockRequest.paths("/docs/report").build()));
-
-            assertThat(child).as("the child granted beside a parent committed while it looked").isEmpty();
-        }
+        assertThat(grantedWhileACopyOfCommits(LockRequest.paths("/docs").build(), LockRequest.paths("/docs/report").build()))
+                .as("the child granted beside a parent committed while it looked").isEmpty();
     }
 
     @ParameterizedTest(name = "{0}")
@@ -87,15 +81,9 @@ class CommittingGrantTest {
     void aPermitGrantSeesAPermitThatCommitsWhileItLooks(String dialect) throws Exception {
         start(dialect);
         LockRequest permit = LockRequest.semaphore("exports", 1).build();
-        LockHandle first = locks.tryAcquire(permit).orElseThrow();
 
-        try (Connection committing = copyRowsOf(first)) {
-            assertThat(first.release()).isTrue();
-            Optional<LockHandle> second = whileCommittingAfter(Duration.ofMillis(300), committing,
-                    () -> other.tryAcquire(permit));
-
-            assertThat(second).as("a second permit of one granted beside one committed while it looked").isEmpty();
-        }
+        assertThat(grantedWhileACopyOfCommits(permit, permit))
+                .as("a second permit of one granted beside one committed while it looked").isEmpty();
     }
 
     @ParameterizedTest(name = "{0}")
@@ -152,6 +140,18 @@ class CommittingGrantTest {
         catch (SQLException | RuntimeException ex) {
             connection.close();
             throw ex;
+        }
+    }
+
+    /**
+     * Takes {@code first} on one node, copies its rows in a transaction left open, releases it, and
+     * asks for {@code second} on the other node while the copy commits 300 ms later.
+     */
+    private Optional<LockHandle> grantedWhileACopyOfCommits(LockRequest first, LockRequest second) throws Exception {
+        LockHandle held = locks.tryAcquire(first).orElseThrow();
+        try (Connection committing = copyRowsOf(held)) {
+            assertThat(held.release()).isTrue();
+            return whileCommittingAfter(Duration.ofMillis(300), committing, () -> other.tryAcquire(second));
         }
     }
 

@@ -81,9 +81,8 @@ final class SqlTextScanner {
             "dialect.pipelinedSerialise()", "dialect.blockOpening(tables,locks,release,limit)", "dialect.blockClock()",
             "releaseSql(Duration.ZERO)", "releaseSql(keepFor)", "notifyingRelease()",
             "busyAt(request,\"c.now\")", "busyAt(request,clock)",
-            "conflicts.permitLimit(clock)", "dialect.blockClosing()", "dialect.blockRecount()", "dialect.blockCountBySnapshot()",
-            "lockingCount(0)", "lockingCount(1)", "ROLLED_BACK_ON_TIMEOUT",
-            "dialect.blockCountAgain()", "dialect.blockThen()", "dialect.blockLockingRead()", "dialect.pipelinedEnd()", "dialect.blockTimes()",
+            "conflicts.permitLimit(clock)", "dialect.blockClosing()", "count.start()", "count.end()",
+            "count.lockClause()", "COUNT_CONFLICTS", "IF_WAITED", "dialect.pipelinedEnd()", "dialect.blockTimes()",
             "plusMicros(now())", "plusMicros(\"clock_timestamp()\")", "lockRowsOfGrants(held,grantIds)",
             "dialect.deleteExpired(tables.held())",
             // the renewal's statements, built (and checked here) in LeaseRenewal.statementsFor

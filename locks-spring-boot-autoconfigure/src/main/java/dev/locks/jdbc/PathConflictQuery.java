@@ -134,12 +134,12 @@ final class PathConflictQuery {
     void appendBranches(StringBuilder sql, boolean holderColumns, String clock, LockKind kind, List<LockPath> paths,
             String exceptOwner, boolean onlyExclusive, long waitersBefore, String lockClause) {
         int keys = keyPaths(paths).size();
-        String filter = " AND expires_at > " + clock + (exceptOwner != null ? " AND owner_token <> ?" : "")
-                + (onlyExclusive ? " AND lock_mode = 'X'" : "");
+        String filter = (exceptOwner != null ? " AND owner_token <> ?" : "") + (onlyExclusive ? " AND lock_mode = 'X'" : "");
         boolean first = true;
         for (String table : tableStates(waitersBefore)) {
             boolean waiting = table.equals(tables.waiting());
-            String rowFilter = filter + (waiting && waitersBefore > 0 ? " AND id < ?" : "");
+            String expiry = lockClause != null && !waiting ? dialect.expiryOutsideRange() : "expires_at";
+            String rowFilter = " AND " + expiry + " > " + clock + filter + (waiting && waitersBefore > 0 ? " AND id < ?" : "");
             String select = holderColumns ? "SELECT " + COLUMNS + ", '" + (waiting ? 'W' : 'H') + "' AS row_state FROM " + table
                     : "SELECT 1 FROM " + table;
             if (!first) {
@@ -248,9 +248,11 @@ final class PathConflictQuery {
     KeyRows onKey(Connection connection, byte[] key, Instant now, long waitersBefore, int limit, String lockClause)
             throws SQLException {
         String live = " WHERE lock_key = ? AND expires_at > " + clock(now);
+        String liveHeld = lockClause != null ? " WHERE lock_key = ? AND " + dialect.expiryOutsideRange() + " > " + clock(now)
+                : live;
         StringBuilder sql = new StringBuilder();
         openBranch(sql, lockClause);
-        sql.append("SELECT ").append(COLUMNS).append(", permits, 'H' AS row_state FROM ").append(tables.held()).append(live);
+        sql.append("SELECT ").append(COLUMNS).append(", permits, 'H' AS row_state FROM ").append(tables.held()).append(liveHeld);
         closeBranch(sql, lockClause, true);
         if (waitersBefore != NO_WAITERS) {
             sql.append(" UNION ALL ");

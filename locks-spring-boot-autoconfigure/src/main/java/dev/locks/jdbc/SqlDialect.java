@@ -276,6 +276,19 @@ public abstract class SqlDialect {
     }
 
     /**
+     * The lease's end as a {@link #lockingReadWithoutWaiting locking read} compares it: in a form the
+     * planner cannot read an index by. A locking read locks every record of the index range it scans,
+     * and the first one past its end. On a range of lease ends (the expiry index, or the key index
+     * after the key) that is every live grant in the table, or the grant whose key sorts next, and the
+     * read waits for any of them that is still being written, though none has anything to do with
+     * this grant. A look-up on the key alone stops at the key's last row; one on a subtree locks the
+     * row after the subtree's range (a known cost, BENCHMARKS.md).
+     */
+    String expiryOutsideRange() {
+        return "expires_at";
+    }
+
+    /**
      * Whether {@code ex} is a locking read that gave up on a row another transaction held, leaving
      * the grant's transaction open.
      */

@@ -106,6 +106,24 @@ class CommittingGrantTest {
         }
     }
 
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"mariadb", "mysql"})
+    void aGrantDoesNotWaitForARowBesideItsKeysThatIsStillBeingWritten(String dialect) throws Exception {
+        start(dialect);
+
+        try (Connection open = insertRowAfterEveryKey()) {
+            long waitsBefore = rowLockWaits();
+            Optional<LockHandle> granted = CompletableFuture
+                    .supplyAsync(() -> other.tryAcquire(LockRequest.paths("/docs/report").build()))
+                    .orTimeout(10, TimeUnit.SECONDS).join();
+
+            assertThat(granted).isPresent();
+            assertThat(rowLockWaits() - waitsBefore).as("row lock waits of the grant").isZero();
+            open.rollback();
+            assertThat(granted.get().release()).isTrue();
+        }
+    }
+
     private void start(String dialect) {
         locks = node("node-a", dialect);
         other = node("node-b", dialect);
@@ -140,6 +158,46 @@ class CommittingGrantTest {
         catch (SQLException | RuntimeException ex) {
             connection.close();
             throw ex;
+        }
+    }
+
+    /**
+     * A transaction, left open, that inserts a row of another tenant whose key sorts after every key
+     * a grant looks up: an index range on a key would lock it as the record past the range's end,
+     * and wait. Its scope sorts before every other, so no subtree range ends on it.
+     */
+    private Connection insertRowAfterEveryKey() throws SQLException {
+        Connection connection = pool.getConnection();
+        try {
+            connection.setAutoCommit(false);
+            connection.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+            try (PreparedStatement ps = connection.prepareStatement("INSERT INTO " + prefix + "held (grant_id,"
+                    + " owner_token, kind, tenant, path, lock_key, scope_key, lock_mode, permits, node, thread,"
+                    + " acquired_at, expires_at) VALUES (?, ?, 'P', 'elsewhere', '/x', ?, ?, 'X', 1, 'node-z', 'main',"
+                    + " UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 1 HOUR)")) {
+                ps.setString(1, INJECTED_GRANT);
+                ps.setString(2, INJECTED_GRANT);
+                byte[] last = new byte[32];
+                java.util.Arrays.fill(last, (byte) 0xFF);
+                ps.setBytes(3, last);
+                ps.setBytes(4, new byte[32]);
+                assertThat(ps.executeUpdate()).isOne();
+            }
+            return connection;
+        }
+        catch (SQLException | RuntimeException ex) {
+            connection.close();
+            throw ex;
+        }
+    }
+
+    /** InnoDB's count of row lock waits since the server started. */
+    private long rowLockWaits() throws SQLException {
+        try (Connection connection = pool.getConnection(); PreparedStatement ps = connection.prepareStatement(
+                "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'INNODB_ROW_LOCK_WAITS'");
+                java.sql.ResultSet rs = ps.executeQuery()) {
+            assertThat(rs.next()).isTrue();
+            return rs.getLong(1);
         }
     }
 

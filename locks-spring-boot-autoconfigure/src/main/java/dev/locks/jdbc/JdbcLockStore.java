@@ -831,9 +831,13 @@ public class JdbcLockStore implements LockStore {
                         + ", grant_id = ?" + live;
     }
 
-    /** The live rows of one grant and owner, whose ids are the two parameters, by the database's clock. */
+    /**
+     * The live rows of one grant and owner, whose ids are the two parameters, by the database's clock.
+     * A release deletes them: found through the grant index alone, so that it locks no other grant's
+     * rows and waits for none of them.
+     */
     private String liveRowsOfGrant() {
-        return " WHERE grant_id = ? AND owner_token = ? AND expires_at > " + dialect.now();
+        return " WHERE grant_id = ? AND owner_token = ? AND " + dialect.expiryOutsideRange() + " > " + dialect.now();
     }
 
     /** Binds {@link #releaseSql} from parameter {@code index}; returns the next index. */
@@ -1126,7 +1130,8 @@ public class JdbcLockStore implements LockStore {
             // only live rows count, as for an owner's release: an expired grant is nobody's to free, the purge removes it
             try (PreparedStatement ps = connection.prepareStatement("SELECT " + PathConflictQuery.COLUMNS
                     + ", 'H' AS row_state FROM " + tables.held() + " WHERE grant_id = (SELECT grant_id FROM "
-                    + tables.held() + " WHERE id = ?) AND expires_at > " + dialect.now() + " ORDER BY id FOR UPDATE")) {
+                    + tables.held() + " WHERE id = ?) AND " + dialect.expiryOutsideRange() + " > " + dialect.now()
+                    + " ORDER BY id FOR UPDATE")) {
                 ps.setLong(1, lockId);
                 try (ResultSet rs = ps.executeQuery()) {
                     while (rs.next()) {

@@ -276,13 +276,15 @@ public abstract class SqlDialect {
     }
 
     /**
-     * The lease's end as a {@link #lockingReadWithoutWaiting locking read} compares it: in a form the
-     * planner cannot read an index by. A locking read locks every record of the index range it scans,
-     * and the first one past its end. On a range of lease ends (the expiry index, or the key index
-     * after the key) that is every live grant in the table, or the grant whose key sorts next, and the
-     * read waits for any of them that is still being written, though none has anything to do with
-     * this grant. A look-up on the key alone stops at the key's last row; one on a subtree locks the
-     * row after the subtree's range (a known cost, BENCHMARKS.md).
+     * The lease's end as a statement that locks the rows it reads compares it (a
+     * {@link #lockingReadWithoutWaiting locking count}, a release's {@code DELETE}): in a form the
+     * planner cannot read an index by. Such a statement locks every record of the index range it
+     * scans, and the first one past its end. On a range of lease ends (the expiry index, or the key
+     * index after the key) that is every live grant in the table, or the grant whose key sorts next,
+     * and the statement waits for any of them that another transaction holds: a grant still being
+     * written, or a release in a caller's transaction that is still open, for as long as that stays
+     * open. A look-up on the key or the grant id alone stops at its last row; one on a subtree locks
+     * the row after the subtree's range (a known cost, BENCHMARKS.md).
      */
     String expiryOutsideRange() {
         return "expires_at";

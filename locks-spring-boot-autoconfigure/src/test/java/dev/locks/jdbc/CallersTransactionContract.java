@@ -200,6 +200,30 @@ abstract class CallersTransactionContract extends LockServiceContract {
     }
 
     @Test
+    void aReleaseDoesNotWaitForAnotherNodesReleaseInATransactionThatIsStillOpen() {
+        HikariDataSource otherPool = newPool(4);
+        JdbcLockService other = node("node-b", otherPool);
+        LockHandle released = other.tryAcquire(x("/other/released").build()).orElseThrow();
+        String releasedId = grantOf(released).grantId();
+        // a scan of the grant index past a grant's own rows would meet the released grant's: one kept
+        // grant sorts just before it
+        List<LockHandle> kept = new ArrayList<>();
+        while (kept.stream().noneMatch(h -> grantOf(h).grantId().compareTo(releasedId) < 0)) {
+            kept.add(tryX("/kept/" + kept.size()).orElseThrow());
+        }
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(otherPool));
+        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+
+        transaction.executeWithoutResult(status -> {
+            assertThat(released.release()).isTrue();
+            List<Boolean> freed = CompletableFuture
+                    .supplyAsync(() -> kept.stream().map(LockHandle::release).toList())
+                    .orTimeout(5, TimeUnit.SECONDS).join();
+            assertThat(freed).as("released while the other node's transaction is open").containsOnly(true);
+        });
+    }
+
+    @Test
     void aSharedGrantDoesNotWaitForAnotherSharedLockOfItsPathReleasedInACallersTransactionThatIsStillOpen() {
         JdbcLockService other = newNode("node-b");
         LockHandle released = locks.tryAcquire(s("/shared/docs").build()).orElseThrow();

@@ -535,8 +535,8 @@ public class JdbcLockStore implements LockStore {
         // paths and singletons keep NOT EXISTS: the count that permits need measured a little slower on
         // PostgreSQL's acquire path (0.83-0.98x ShedLock against 0.97-1.06x in alternating runs)
         sql.append(semaphore ? " WHERE (SELECT count(*) FROM (" : " WHERE NOT EXISTS (");
-        conflicts.appendBranches(sql, false, clock, request.kind(), request.paths(), exemptOwner(request),
-                onlyExclusive(request), waitersBefore, null);
+        conflicts.appendBranches(sql, PathConflictQuery.Selected.CONSTANT, clock, request.kind(), request.paths(),
+                exemptOwner(request), onlyExclusive(request), waitersBefore, null);
         sql.append(semaphore ? " LIMIT ?) AS taken) < " + busyAt(request, clock) : ")");
     }
 
@@ -672,9 +672,8 @@ public class JdbcLockStore implements LockStore {
     /**
      * A grant in one round trip as a compound statement ({@link SqlDialect#groupsGrantsInBlocks}):
      * node rows created and locked, the clock read, the conflicts counted ({@link SqlDialect#blockCounts}),
-     * the rows inserted unless something conflicts (for
-     * a semaphore: unless its grants and earlier waiters reach its
-     * {@link PathConflictQuery#permitLimit permit limit}),
+     * the rows inserted unless something conflicts (for a semaphore: unless its grants and earlier
+     * waiters reach its max, or the smallest max among the grants counted),
      * the waiting row of a queued request removed, committed.
      */
     private HandOff blockGrant(Connection connection, GrantRequest request, Grant releasing) throws SQLException {
@@ -682,14 +681,13 @@ public class JdbcLockStore implements LockStore {
         long waitersBefore = waitersBefore(request);
         String release = releasing != null ? releaseSql(Duration.ZERO) : null;
         String clock = dialect.blockClock();
-        boolean semaphore = request.kind() == LockKind.SEMAPHORE;
-        String limit = semaphore ? conflicts.permitLimit(clock) : null;
-        StringBuilder sql = new StringBuilder(dialect.blockOpening(tables, locks, release, limit));
+        StringBuilder sql = new StringBuilder(dialect.blockOpening(tables, locks, release));
         List<SqlDialect.BlockCount> counts = dialect.blockCounts();
         for (SqlDialect.BlockCount count : counts) {
             sql.append(count.start());
-            conflicts.appendBranches(sql, false, clock, request.kind(), request.paths(), exemptOwner(request),
-                    onlyExclusive(request), waitersBefore, count.lockClause());
+            // each count reads the smallest max among a semaphore's grants from the rows it counted
+            conflicts.appendBranches(sql, PathConflictQuery.Selected.HELD_MAX, clock, request.kind(), request.paths(),
+                    exemptOwner(request), onlyExclusive(request), waitersBefore, count.lockClause());
             sql.append(count.end());
         }
         sql.append("INSERT INTO ")
@@ -699,12 +697,9 @@ public class JdbcLockStore implements LockStore {
         }
         sql.append(dialect.blockClosing());
         try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
-            int i = dialect.bindBlockOpening(ps, 1, request.lease(), locks);
+            int i = dialect.bindBlockOpening(ps, 1, request.lease(), countedRows(request), locks);
             if (releasing != null) {
                 i = bindRelease(ps, i, releasing, Duration.ZERO);
-            }
-            if (semaphore) {
-                i = conflicts.bindPermitLimit(ps, i, semaphoreKey(request), request.permits(), null);
             }
             for (int count = 0; count < counts.size(); count++) {
                 i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null,

@@ -36,13 +36,13 @@ public class MariaDbDialect extends MySqlDialect {
      * locks; the {@link #blockCounts locking counts} do. Bound by {@link #bindBlockOpening}.
      */
     @Override
-    String blockOpening(LockTables tables, List<NodeLock> locks, String releasing, String limit) {
+    String blockOpening(LockTables tables, List<NodeLock> locks, String releasing) {
         int shared = keys(locks, false).size();
         int exclusive = keys(locks, true).size();
         StringBuilder sql = new StringBuilder("BEGIN NOT ATOMIC DECLARE grant_time DATETIME(6);");
         sql.append(" DECLARE grant_lease BIGINT DEFAULT ?; DECLARE grant_conflicts INT;"
                 + " DECLARE grant_released INT DEFAULT 0;"
-                + " DECLARE grant_waited INT DEFAULT 0; DECLARE grant_limit INT DEFAULT 1;");
+                + " DECLARE grant_waited INT DEFAULT 0; DECLARE grant_limit INT DEFAULT ?; DECLARE grant_held_max INT;");
         sql.append(" SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION;");
         if (shared > 0) {
             sql.append(' ').append(createNodes(tables, shared, false)).append(';');
@@ -52,18 +52,15 @@ public class MariaDbDialect extends MySqlDialect {
             sql.append(' ').append(releasing).append("; SET grant_released = ROW_COUNT();");
         }
         sql.append(" SET grant_time = UTC_TIMESTAMP(6);");
-        if (limit != null) {
-            // a SELECT of its own reads the snapshot: InnoDB reads the tables of a stored program's IF or
-            // SET with shared locks, which would wait for a permit released in a transaction still open
-            sql.append(" SELECT ").append(limit).append(" INTO grant_limit;");
-        }
         return sql.toString();
     }
 
     @Override
-    int bindBlockOpening(PreparedStatement ps, int index, Duration lease, List<NodeLock> locks) throws SQLException {
+    int bindBlockOpening(PreparedStatement ps, int index, Duration lease, int limit, List<NodeLock> locks)
+            throws SQLException {
         int i = index;
         ps.setLong(i++, lease.toNanos() / 1000);
+        ps.setInt(i++, limit);
         for (byte[] key : keys(locks, false)) {
             ps.setBytes(i++, key);
         }
@@ -85,7 +82,14 @@ public class MariaDbDialect extends MySqlDialect {
     // must not go on to insert. A grant that cannot run as a block (a pool not in auto-commit) uses
     // the MySQL dialect's clauses, which carry their own bound. IF NOT EXISTS (...) over the branches
     // took a millisecond more inside a block than a count.
-    private static final String COUNT_CONFLICTS = " SELECT COUNT(*) INTO grant_conflicts FROM (";
+    private static final String COUNT_CONFLICTS = " SELECT COUNT(*), MIN(" + PathConflictQuery.HELD_MAX
+            + ") INTO grant_conflicts, grant_held_max FROM (";
+
+    // a semaphore's grants may know a smaller max than the request (a rolling change of it): the
+    // smallest among those a count read applies. The count's own rows, not a read of its own, since a
+    // snapshot may miss a grant still committing, and InnoDB reads the tables of a stored program's IF
+    // or SET with shared locks, which would wait for a permit released in a transaction still open.
+    private static final String UNDER_LIMIT = " grant_conflicts < LEAST(grant_limit, COALESCE(grant_held_max, grant_limit))";
 
     private static final String COUNTED = " LIMIT ?) AS conflicts;";
 
@@ -95,10 +99,10 @@ public class MariaDbDialect extends MySqlDialect {
     private static final List<BlockCount> COUNTS = List.of(
             new BlockCount(lockingCount(0), " LOCK IN SHARE MODE", COUNTED + " END;"),
             new BlockCount(IF_WAITED + " SET grant_waited = 0;" + COUNT_CONFLICTS, null, COUNTED),
-            new BlockCount(" IF grant_conflicts < grant_limit THEN" + lockingCount(1), " LOCK IN SHARE MODE",
+            new BlockCount(" IF" + UNDER_LIMIT + " THEN" + lockingCount(1), " LOCK IN SHARE MODE",
                     COUNTED + " END;"),
             new BlockCount(IF_WAITED + COUNT_CONFLICTS, null,
-                    COUNTED + " END IF; END IF; END IF; IF grant_conflicts < grant_limit THEN "));
+                    COUNTED + " END IF; END IF; END IF; IF" + UNDER_LIMIT + " THEN "));
 
     private static String lockingCount(int timeoutSeconds) {
         return " BEGIN DECLARE CONTINUE HANDLER FOR 1205 SET grant_waited = 1; SET STATEMENT innodb_lock_wait_timeout = "

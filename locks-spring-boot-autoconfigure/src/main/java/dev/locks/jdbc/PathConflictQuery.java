@@ -36,6 +36,22 @@ final class PathConflictQuery {
         this.tables = tables;
     }
 
+    /** What each branch of {@link #appendBranches} selects. */
+    enum Selected {
+        /** The holder's columns, to name it. */
+        HOLDERS,
+        /** A constant: whether or how many rows there are. */
+        CONSTANT,
+        /**
+         * {@link #HELD_MAX}: a semaphore grant's own max, null for a waiting row or a path, so that a
+         * count can take the smallest max among the grants it counted ({@link #permitLimit}).
+         */
+        HELD_MAX
+    }
+
+    /** The column {@link Selected#HELD_MAX} selects. */
+    static final String HELD_MAX = "held_max";
+
     /** No waiting rows: only grants count. */
     static final long NO_WAITERS = -1;
 
@@ -73,7 +89,8 @@ final class PathConflictQuery {
     boolean exists(Connection connection, LockKind kind, String tenant, List<LockPath> paths, Instant now,
             String exceptOwner, boolean onlyExclusive, long waitersBefore, String lockClause) throws SQLException {
         StringBuilder sql = new StringBuilder();
-        appendBranches(sql, false, clock(now), kind, paths, exceptOwner, onlyExclusive, waitersBefore, lockClause);
+        appendBranches(sql, Selected.CONSTANT, clock(now), kind, paths, exceptOwner, onlyExclusive, waitersBefore,
+                lockClause);
         sql.append(" LIMIT 1");
         try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
             bind(ps, 1, kind, tenant, paths, now, exceptOwner, waitersBefore);
@@ -105,7 +122,7 @@ final class PathConflictQuery {
             List<LockPath> paths, Instant now, String exceptOwner, boolean onlyExclusive, long waitersBefore, int limit)
             throws SQLException {
         StringBuilder sql = new StringBuilder(sqlPrefix);
-        appendBranches(sql, true, clock(now), kind, paths, exceptOwner, onlyExclusive, waitersBefore, null);
+        appendBranches(sql, Selected.HOLDERS, clock(now), kind, paths, exceptOwner, onlyExclusive, waitersBefore, null);
         sql.append(" ORDER BY id LIMIT ").append(limit);
         PreparedStatement ps = connection.prepareStatement(sql.toString());
         try {
@@ -123,15 +140,14 @@ final class PathConflictQuery {
      * ancestors, then one subtree range per path, for grants and (unless {@link #NO_WAITERS}) for
      * earlier waiters.
      *
-     * @param holderColumns select the holder's columns (to name it); false selects a constant, for
-     *                      an {@code EXISTS}
+     * @param selected what each branch selects
      * @param clock the time rows must outlive to count: {@link #BOUND_CLOCK}, bound by {@link #bind},
      *              or an SQL expression of the enclosing statement, which {@link #bind} then skips
      * @param lockClause null to read the statement's snapshot, or a locking read's clause
      *                   ({@link SqlDialect#lockingReadWithoutWaiting}), which then closes each branch
      *                   on the grants' table; every branch is then in parentheses of its own
      */
-    void appendBranches(StringBuilder sql, boolean holderColumns, String clock, LockKind kind, List<LockPath> paths,
+    void appendBranches(StringBuilder sql, Selected selected, String clock, LockKind kind, List<LockPath> paths,
             String exceptOwner, boolean onlyExclusive, long waitersBefore, String lockClause) {
         int keys = keyPaths(paths).size();
         String filter = (exceptOwner != null ? " AND owner_token <> ?" : "") + (onlyExclusive ? " AND lock_mode = 'X'" : "");
@@ -140,8 +156,12 @@ final class PathConflictQuery {
             boolean waiting = table.equals(tables.waiting());
             String expiry = lockClause != null && !waiting ? dialect.expiryOutsideRange() : "expires_at";
             String rowFilter = " AND " + expiry + " > " + clock + filter + (waiting && waitersBefore > 0 ? " AND id < ?" : "");
-            String select = holderColumns ? "SELECT " + COLUMNS + ", '" + (waiting ? 'W' : 'H') + "' AS row_state FROM " + table
-                    : "SELECT 1 FROM " + table;
+            String select = switch (selected) {
+                case HOLDERS -> "SELECT " + COLUMNS + ", '" + (waiting ? 'W' : 'H') + "' AS row_state FROM " + table;
+                case CONSTANT -> "SELECT 1 FROM " + table;
+                case HELD_MAX -> "SELECT " + (waiting || kind != LockKind.SEMAPHORE ? "NULL" : "permits") + " AS " + HELD_MAX
+                        + " FROM " + table;
+            };
             if (!first) {
                 sql.append(" UNION ALL ");
             }
@@ -308,9 +328,10 @@ final class PathConflictQuery {
      * if that is smaller.
      * Nodes may disagree on a semaphore's max (during a rolling change of it), and a grant must not
      * give any holder more company than its own max allows. Bound by {@link #bindPermitLimit}.
-     * It reads the statement's snapshot, which may miss a permit whose grant is still committing
-     * ({@link SqlDialect#lockingReadWithoutWaiting}): the count then sees that permit, but its max,
-     * if smaller than the others', is not applied (known gap, GUARANTEES.md §1).
+     * It reads the statement's snapshot, so it serves where the count does too; a count by a
+     * locking read ({@link SqlDialect#lockingReadWithoutWaiting}) takes the smallest max from the
+     * rows it read ({@link #onKey}, {@link Selected#HELD_MAX}), since a snapshot may miss a permit
+     * whose grant is still committing.
      */
     String permitLimit(String clock) {
         return "(SELECT COALESCE(LEAST(MIN(permits), ?), ?) FROM " + tables.held() + " WHERE lock_key = ? AND expires_at > "

@@ -208,20 +208,22 @@ public abstract class SqlDialect {
 
     /**
      * The start of a block grant, up to its {@link #blockCounts counts}; bound by {@link #bindBlockOpening}, then
-     * by the parameters of {@code releasing}, then by those of {@code limit}.
+     * by the parameters of {@code releasing}.
      *
      * @param releasing a statement releasing a grant once the locks are held (a hand-off), or null;
      *                  {@link #blockClosing} answers its count
-     * @param limit how many counted rows make the grant busy, as a scalar subquery over
-     *              {@link #blockClock} (a semaphore's holders may know a smaller max than the
-     *              request), or null for one
      */
-    String blockOpening(LockTables tables, List<NodeLock> locks, String releasing, String limit) {
+    String blockOpening(LockTables tables, List<NodeLock> locks, String releasing) {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
     }
 
-    /** Binds {@link #blockOpening} from parameter {@code index}; returns the next index. */
-    int bindBlockOpening(PreparedStatement ps, int index, Duration lease, List<NodeLock> locks)
+    /**
+     * Binds {@link #blockOpening} from parameter {@code index}; returns the next index.
+     *
+     * @param limit how many counted rows make the grant busy: one, or a semaphore's max, which the
+     *              smallest max among its grants ({@link PathConflictQuery.Selected#HELD_MAX}) may lower
+     */
+    int bindBlockOpening(PreparedStatement ps, int index, Duration lease, int limit, List<NodeLock> locks)
             throws SQLException {
         throw new UnsupportedOperationException(name() + " does not group grants in blocks");
     }
@@ -239,8 +241,9 @@ public abstract class SqlDialect {
 
     /**
      * One count of a block grant: {@code start}, the conflict branches read with {@code lockClause}
-     * (null: by the snapshot), {@code end}. Its parameters are those of the branches, then the most
-     * conflicting rows counted (1 for a path, the permits for a semaphore).
+     * (null: by the snapshot), each selecting {@link PathConflictQuery.Selected#HELD_MAX}, {@code end}.
+     * Its parameters are those of the branches, then the most conflicting rows counted (1 for a
+     * path, the permits for a semaphore).
      */
     record BlockCount(String start, String lockClause, String end) {
     }

@@ -88,6 +88,16 @@ class CommittingGrantTest {
 
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {"mariadb", "mysql"})
+    void aPermitGrantKeepsToTheSmallerMaxOfAPermitThatCommitsWhileItLooks(String dialect) throws Exception {
+        start(dialect);
+
+        assertThat(grantedWhileACopyOfCommits(LockRequest.semaphore("exports", 1).build(),
+                LockRequest.semaphore("exports", 2).build()))
+                .as("a second permit granted beside one whose max is 1, committed while it looked").isEmpty();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"mariadb", "mysql"})
     void aGrantWhoseLockingReadMeetsARowLockedTooLongAnswersByItsSnapshot(String dialect) throws Exception {
         start(dialect);
         LockHandle parent = locks.tryAcquire(LockRequest.paths("/slow").build()).orElseThrow();

@@ -43,8 +43,8 @@ final class PathConflictQuery {
         /** A constant: whether or how many rows there are. */
         CONSTANT,
         /**
-         * {@link #HELD_MAX}: a semaphore grant's own max, null for a waiting row or a path, so that a
-         * count can take the smallest max among the grants it counted ({@link #permitLimit}).
+         * {@link #HELD_MAX}: a semaphore grant's own max, null for a waiting row, a path or a
+         * singleton, so that a count can take the smallest max among the grants it counted.
          */
         HELD_MAX
     }
@@ -156,12 +156,7 @@ final class PathConflictQuery {
             boolean waiting = table.equals(tables.waiting());
             String expiry = lockClause != null && !waiting ? dialect.expiryOutsideRange() : "expires_at";
             String rowFilter = " AND " + expiry + " > " + clock + filter + (waiting && waitersBefore > 0 ? " AND id < ?" : "");
-            String select = switch (selected) {
-                case HOLDERS -> "SELECT " + COLUMNS + ", '" + (waiting ? 'W' : 'H') + "' AS row_state FROM " + table;
-                case CONSTANT -> "SELECT 1 FROM " + table;
-                case HELD_MAX -> "SELECT " + (waiting || kind != LockKind.SEMAPHORE ? "NULL" : "permits") + " AS " + HELD_MAX
-                        + " FROM " + table;
-            };
+            String select = "SELECT " + selectList(selected, kind, waiting) + " FROM " + table;
             if (!first) {
                 sql.append(" UNION ALL ");
             }
@@ -179,6 +174,16 @@ final class PathConflictQuery {
                 }
             }
         }
+    }
+
+    private static String selectList(Selected selected, LockKind kind, boolean waiting) {
+        if (selected == Selected.HOLDERS) {
+            return COLUMNS + ", '" + (waiting ? 'W' : 'H') + "' AS row_state";
+        }
+        if (selected == Selected.CONSTANT) {
+            return "1";
+        }
+        return (waiting || kind != LockKind.SEMAPHORE ? "NULL" : "permits") + " AS " + HELD_MAX;
     }
 
     /**

@@ -205,8 +205,8 @@ abstract class CallersTransactionContract extends LockServiceContract {
         JdbcLockService other = node("node-b", otherPool);
         LockHandle released = other.tryAcquire(x("/other/released").build()).orElseThrow();
         String releasedId = grantOf(released).grantId();
-        // a scan of the grant index past a grant's own rows would meet the released grant's: one kept
-        // grant sorts just before it
+        // the released grant's row neighbours a kept grant's in every index a release might read: by
+        // lease end (all live grants) and by grant id (one kept grant sorts just before it)
         List<LockHandle> kept = new ArrayList<>();
         while (kept.stream().noneMatch(h -> grantOf(h).grantId().compareTo(releasedId) < 0)) {
             kept.add(tryX("/kept/" + kept.size()).orElseThrow());

@@ -36,7 +36,7 @@ final class SqlTextScanner {
     static final Set<String> SQL_VARIABLES = Set.of("sql", "live", "filter", "rowFilter", "select", "waiters", "ids",
             "values", "COLUMN_LIST", "UNTIMED_COLUMN_LIST", "channel", "notifying", "SERIALISE", "COLUMNS", "where", "leave",
             "BOUND_CLOCK", "times", "BOUND_TIMES", "release", "dequeueSql", "key",
-            "trip", "grantIds");
+            "trip", "grantIds", "expiry", "liveHeld");
 
     /** Builders whose every {@code append} adds SQL text. */
     static final Set<String> SQL_BUILDERS = Set.of("sql", "where");
@@ -78,7 +78,7 @@ final class SqlTextScanner {
             "origin.tag()", "tables.prefix()", "dialect.now()", "now()", "dialect.subtree()", "query.limit()", "sql.toString()",
             "COLUMNS", "PathConflictQuery.COLUMNS", "dialect.keyParameter()", "valueRows(request,BOUND_TIMES)", "valueRows(request,\"\")",
             "valueRows(request,\", \"+dialect.blockTimes())",
-            "dialect.pipelinedSerialise()", "dialect.blockOpening(tables,locks,release,limit)", "dialect.blockClock()",
+            "dialect.pipelinedSerialise()", "dialect.blockOpening(tables,locks,release)", "dialect.blockClock()",
             "releaseSql(Duration.ZERO)", "releaseSql(keepFor)", "notifyingRelease()",
             "busyAt(request,\"c.now\")", "busyAt(request,clock)",
             "conflicts.permitLimit(clock)", "dialect.blockClosing()", "count.start()", "count.end()",
@@ -91,7 +91,8 @@ final class SqlTextScanner {
             "extendRowsOfGrants(held,grantIds,\"renew_until\",\"renew_ids\")",
             "extendRowsOfGrants(held,grantIds,\"(SELECT until FROM c)\",null)",
 
-            "clock(now)", "dialect.schemaCreationLock()", "liveRowsOfGrant()");
+            "clock(now)", "dialect.schemaCreationLock()", "liveRowsOfGrant()", "dialect.expiryOutsideRange()",
+            "HELD_MAX", "PathConflictQuery.HELD_MAX", "UNDER_LIMIT", "selectList(selected,kind,waiting)");
 
     private record Token(String text, int line) {
 

@@ -349,7 +349,7 @@ public class JdbcLockStore implements LockStore {
             // the lapse is judged by the clock at the update itself: a waiter that stalled after reading
             // the time must not bring back a queue record that has lapsed meanwhile
             try (PreparedStatement ps = connection.prepareStatement("UPDATE " + tables.waiting()
-                    + " SET expires_at = ? WHERE grant_id = ? AND expires_at > " + dialect.now())) {
+                    + " SET expires_at = ? WHERE grant_id = ? AND " + dialect.expiryOutsideRange() + " > " + dialect.now())) {
                 dialect.setTime(ps, 1, now.plus(waitLease));
                 ps.setString(2, request.grantId());
                 return ps.executeUpdate() > 0;

@@ -280,7 +280,8 @@ public abstract class SqlDialect {
 
     /**
      * The lease's end as a statement that locks the rows it reads compares it (a
-     * {@link #lockingReadWithoutWaiting locking count}, a release's {@code DELETE}): in a form the
+     * {@link #lockingReadWithoutWaiting locking count}, a release's {@code DELETE}, a waiting
+     * request's renewal): in a form the
      * planner cannot read an index by. Such a statement locks every record of the index range it
      * scans, and the first one past its end. On a range of lease ends (the expiry index, or the key
      * index after the key) that is every live grant in the table, or the grant whose key sorts next,

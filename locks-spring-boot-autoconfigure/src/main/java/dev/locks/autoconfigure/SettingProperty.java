@@ -46,10 +46,10 @@ record SettingProperty(String setting, String property, Function<LocksProperties
     static RuntimeException explain(InvalidLockSettingException refused, LocksProperties properties) {
         for (SettingProperty p : ALL) {
             if (p.setting().equals(refused.setting())) {
-                InvalidConfigurationPropertyValueException named = new InvalidConfigurationPropertyValueException(
-                        p.property(), p.value().apply(properties), refused.getMessage());
-                named.initCause(refused);
-                return named;
+                // the cause goes through the constructor: the one without it sets a null cause, which
+                // initCause may not overwrite (it throws IllegalStateException instead)
+                return new InvalidConfigurationPropertyValueException(p.property(), p.value().apply(properties),
+                        refused.getMessage(), refused);
             }
         }
         return refused;

@@ -36,6 +36,7 @@ import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.TransactionTemplate;
 import org.springframework.transaction.interceptor.BeanFactoryTransactionAttributeSourceAdvisor;
 
+import dev.locks.InvalidLockSettingException;
 import dev.locks.LockHandle;
 import dev.locks.LockListener;
 import dev.locks.LockRequest;
@@ -270,6 +271,8 @@ class LocksAutoConfigurationTest {
                     InvalidConfigurationPropertyValueException.class);
             assertThat(named).as("a failure naming the property").isNotNull();
             assertThat(named.getName()).isEqualTo(property);
+            assertThat(named.getCause()).as("the engine's refusal").isInstanceOf(InvalidLockSettingException.class);
+            assertThat(context.getStartupFailure()).rootCause().isInstanceOf(InvalidLockSettingException.class);
         });
     }
 

@@ -174,21 +174,9 @@ abstract class CallersTransactionContract extends LockServiceContract {
 
     @Test
     void aRenewalDoesNotWaitForAnotherNodesReleaseInATransactionThatIsStillOpen() {
-        HikariDataSource otherPool = newPool(4);
-        JdbcLockService other = node("node-b", otherPool);
-        LockHandle released = other.tryAcquire(x("/other/released").build()).orElseThrow();
-        String releasedId = grantOf(released).grantId();
-        // InnoDB's locking read of a grant id also reads the next one in the grant index: among
-        // these is the grant just before the released one
         List<LockHandle> kept = new ArrayList<>();
-        while (kept.stream().noneMatch(h -> grantOf(h).grantId().compareTo(releasedId) < 0)) {
-            kept.add(tryX("/kept/" + kept.size()).orElseThrow());
-        }
-        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(otherPool));
-        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
 
-        transaction.executeWithoutResult(status -> {
-            assertThat(released.release()).isTrue();
+        whileAnotherNodesReleaseIsOpen(kept, () -> {
             List<dev.locks.store.Grant> grants = kept.stream().map(CallersTransactionContract::grantOf).toList();
             Map<String, Instant> renewed = CompletableFuture
                     .supplyAsync(() -> locks.store().renew(grants, Duration.ofSeconds(30)))
@@ -201,13 +189,27 @@ abstract class CallersTransactionContract extends LockServiceContract {
 
     @Test
     void aReleaseDoesNotWaitForAnotherNodesReleaseInATransactionThatIsStillOpen() {
+        List<LockHandle> kept = new ArrayList<>();
+
+        whileAnotherNodesReleaseIsOpen(kept, () -> {
+            List<Boolean> freed = CompletableFuture
+                    .supplyAsync(() -> kept.stream().map(LockHandle::release).toList())
+                    .orTimeout(5, TimeUnit.SECONDS).join();
+            assertThat(freed).as("released while the other node's transaction is open").containsOnly(true);
+        });
+    }
+
+    /**
+     * Takes locks on this node into {@code kept} and runs {@code check} inside another node's READ
+     * COMMITTED transaction that has released a lock of its own and stays open. The released grant's
+     * row neighbours a kept grant's in every index a statement might read: by lease end (all live
+     * grants) and by grant id (one kept grant sorts just before it).
+     */
+    private void whileAnotherNodesReleaseIsOpen(List<LockHandle> kept, Runnable check) {
         HikariDataSource otherPool = newPool(4);
         JdbcLockService other = node("node-b", otherPool);
         LockHandle released = other.tryAcquire(x("/other/released").build()).orElseThrow();
         String releasedId = grantOf(released).grantId();
-        // the released grant's row neighbours a kept grant's in every index a release might read: by
-        // lease end (all live grants) and by grant id (one kept grant sorts just before it)
-        List<LockHandle> kept = new ArrayList<>();
         while (kept.stream().noneMatch(h -> grantOf(h).grantId().compareTo(releasedId) < 0)) {
             kept.add(tryX("/kept/" + kept.size()).orElseThrow());
         }
@@ -216,10 +218,7 @@ abstract class CallersTransactionContract extends LockServiceContract {
 
         transaction.executeWithoutResult(status -> {
             assertThat(released.release()).isTrue();
-            List<Boolean> freed = CompletableFuture
-                    .supplyAsync(() -> kept.stream().map(LockHandle::release).toList())
-                    .orTimeout(5, TimeUnit.SECONDS).join();
-            assertThat(freed).as("released while the other node's transaction is open").containsOnly(true);
+            check.run();
         });
     }
 

@@ -349,7 +349,7 @@ public class JdbcLockStore implements LockStore {
             // the lapse is judged by the clock at the update itself: a waiter that stalled after reading
             // the time must not bring back a queue record that has lapsed meanwhile
             try (PreparedStatement ps = connection.prepareStatement("UPDATE " + tables.waiting()
-                    + " SET expires_at = ? WHERE grant_id = ? AND " + dialect.expiryOutsideRange() + " > " + dialect.now())) {
+                    + " SET expires_at = ? WHERE grant_id = ? AND " + dialect.leaseOutlives(dialect.now()))) {
                 dialect.setTime(ps, 1, now.plus(waitLease));
                 ps.setString(2, request.grantId());
                 return ps.executeUpdate() > 0;
@@ -832,7 +832,7 @@ public class JdbcLockStore implements LockStore {
      * rows and waits for none of them.
      */
     private String liveRowsOfGrant() {
-        return " WHERE grant_id = ? AND owner_token = ? AND " + dialect.expiryOutsideRange() + " > " + dialect.now();
+        return " WHERE grant_id = ? AND owner_token = ? AND " + dialect.leaseOutlives(dialect.now());
     }
 
     /** Binds {@link #releaseSql} from parameter {@code index}; returns the next index. */
@@ -1125,7 +1125,7 @@ public class JdbcLockStore implements LockStore {
             // only live rows count, as for an owner's release: an expired grant is nobody's to free, the purge removes it
             try (PreparedStatement ps = connection.prepareStatement("SELECT " + PathConflictQuery.COLUMNS
                     + ", 'H' AS row_state FROM " + tables.held() + " WHERE grant_id = (SELECT grant_id FROM "
-                    + tables.held() + " WHERE id = ?) AND " + dialect.expiryOutsideRange() + " > " + dialect.now()
+                    + tables.held() + " WHERE id = ?) AND " + dialect.leaseOutlives(dialect.now())
                     + " ORDER BY id FOR UPDATE")) {
                 ps.setLong(1, lockId);
                 try (ResultSet rs = ps.executeQuery()) {

@@ -81,8 +81,8 @@ public class MySqlDialect extends SqlDialect {
 
     // adding nothing keeps the value and hides the column from the range optimiser
     @Override
-    String expiryOutsideRange() {
-        return "expires_at + INTERVAL 0 SECOND";
+    String leaseOutlives(String time) {
+        return "expires_at + INTERVAL 0 SECOND > " + time;
     }
 
     private boolean isMariaDb(Connection connection) throws SQLException {

@@ -154,8 +154,7 @@ final class PathConflictQuery {
         boolean first = true;
         for (String table : tableStates(waitersBefore)) {
             boolean waiting = table.equals(tables.waiting());
-            String expiry = lockClause != null && !waiting ? dialect.expiryOutsideRange() : "expires_at";
-            String rowFilter = " AND " + expiry + " > " + clock + filter + (waiting && waitersBefore > 0 ? " AND id < ?" : "");
+            String rowFilter = " AND " + dialect.leaseOutlives(clock) + filter + (waiting && waitersBefore > 0 ? " AND id < ?" : "");
             String select = "SELECT " + selectList(selected, kind, waiting) + " FROM " + table;
             if (!first) {
                 sql.append(" UNION ALL ");
@@ -272,12 +271,10 @@ final class PathConflictQuery {
      */
     KeyRows onKey(Connection connection, byte[] key, Instant now, long waitersBefore, int limit, String lockClause)
             throws SQLException {
-        String live = " WHERE lock_key = ? AND expires_at > " + clock(now);
-        String liveHeld = lockClause != null ? " WHERE lock_key = ? AND " + dialect.expiryOutsideRange() + " > " + clock(now)
-                : live;
+        String live = " WHERE lock_key = ? AND " + dialect.leaseOutlives(clock(now));
         StringBuilder sql = new StringBuilder();
         openBranch(sql, lockClause);
-        sql.append("SELECT ").append(COLUMNS).append(", permits, 'H' AS row_state FROM ").append(tables.held()).append(liveHeld);
+        sql.append("SELECT ").append(COLUMNS).append(", permits, 'H' AS row_state FROM ").append(tables.held()).append(live);
         closeBranch(sql, lockClause, true);
         if (waitersBefore != NO_WAITERS) {
             sql.append(" UNION ALL ");
@@ -339,8 +336,8 @@ final class PathConflictQuery {
      * whose grant is still committing.
      */
     String permitLimit(String clock) {
-        return "(SELECT COALESCE(LEAST(MIN(permits), ?), ?) FROM " + tables.held() + " WHERE lock_key = ? AND expires_at > "
-                + clock + ")";
+        return "(SELECT COALESCE(LEAST(MIN(permits), ?), ?) FROM " + tables.held() + " WHERE lock_key = ? AND "
+                + dialect.leaseOutlives(clock) + ")";
     }
 
     /**

@@ -279,19 +279,21 @@ public abstract class SqlDialect {
     }
 
     /**
-     * The lease's end as a statement that locks the rows it reads compares it (a
-     * {@link #lockingReadWithoutWaiting locking count}, a release's {@code DELETE}, a waiting
-     * request's renewal): in a form the
-     * planner cannot read an index by. Such a statement locks every record of the index range it
-     * scans, and the first one past its end. On a range of lease ends (the expiry index, or the key
-     * index after the key) that is every live grant in the table, or the grant whose key sorts next,
-     * and the statement waits for any of them that another transaction holds: a grant still being
-     * written, or a release in a caller's transaction that is still open, for as long as that stays
-     * open. A look-up on the key or the grant id alone stops at its last row; one on a subtree locks
-     * the row after the subtree's range (a known cost, BENCHMARKS.md).
+     * The condition that a lock row's lease outlives {@code time} (an SQL expression), as the conflict
+     * queries, releases and a waiting request's renewal state it: in a form the planner cannot read an
+     * index by, where that matters. A statement that locks the rows it reads (a
+     * {@link #lockingReadWithoutWaiting locking count}, a release's {@code DELETE}) locks every record
+     * of the index range it scans, and the first one past its end. On a range of lease ends (the
+     * expiry index, or the key index after the key) that is every live grant in the table, or the
+     * grant whose key sorts next, and the statement waits for any of them that another transaction
+     * holds: a grant still being written, or a release in a caller's transaction that is still open,
+     * for as long as that stays open. A look-up on the key or the grant id alone stops at its last
+     * row; one on a subtree locks the row after the subtree's range (a known cost, BENCHMARKS.md).
+     * A snapshot read gains too: the planner cannot pick the expiry index, which holds every live
+     * grant, for a look-up by key or subtree.
      */
-    String expiryOutsideRange() {
-        return "expires_at";
+    String leaseOutlives(String time) {
+        return "expires_at > " + time;
     }
 
     /**

@@ -97,9 +97,7 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
                 Application.class);
         separateWriter = separate.getBean(Documents.class);
         separateTransactions = new TransactionTemplate(separate.getBean(PlatformTransactionManager.class));
-        // the release only: the watchdog's purge of expired rows also deletes from held, and would take the failure
-        trapping = new TrappingDataSource(nodes.pool(10),
-                sql -> sql.contains("DELETE FROM " + nodes.prefix() + "held WHERE grant_id"));
+        trapping = new TrappingDataSource(nodes.pool(10), TrappingDataSource.releasesIn(nodes.prefix()));
         ConfigurableApplicationContext trapped = nodes.start(trapping.dataSource(), nodes.defaults("node-trapped", props),
                 Application.class);
         trappedWriter = trapped.getBean(Documents.class);

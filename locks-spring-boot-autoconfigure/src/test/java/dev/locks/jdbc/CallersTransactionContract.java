@@ -338,9 +338,7 @@ abstract class CallersTransactionContract extends LockServiceContract {
     }
 
     private FailingNode failingNode() {
-        // the release only: the watchdog's purge of expired rows also deletes from held, and would take the failure
-        TrappingDataSource trapping = new TrappingDataSource(newPool(4),
-                sql -> sql.contains("DELETE FROM " + prefix + "held WHERE grant_id"));
+        TrappingDataSource trapping = new TrappingDataSource(newPool(4), TrappingDataSource.releasesIn(prefix));
         TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(trapping.dataSource()));
         transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
         return new FailingNode(trapping, node("node-t", trapping.dataSource()), transaction);

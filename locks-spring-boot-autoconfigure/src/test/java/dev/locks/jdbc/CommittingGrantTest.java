@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -188,7 +190,7 @@ class CommittingGrantTest {
                 ps.setString(1, INJECTED_GRANT);
                 ps.setString(2, INJECTED_GRANT);
                 byte[] last = new byte[32];
-                java.util.Arrays.fill(last, (byte) 0xFF);
+                Arrays.fill(last, (byte) 0xFF);
                 ps.setBytes(3, last);
                 ps.setBytes(4, new byte[32]);
                 assertThat(ps.executeUpdate()).isOne();
@@ -205,7 +207,7 @@ class CommittingGrantTest {
     private long rowLockWaits() throws SQLException {
         try (Connection connection = pool.getConnection(); PreparedStatement ps = connection.prepareStatement(
                 "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'INNODB_ROW_LOCK_WAITS'");
-                java.sql.ResultSet rs = ps.executeQuery()) {
+                ResultSet rs = ps.executeQuery()) {
             assertThat(rs.next()).isTrue();
             return rs.getLong(1);
         }

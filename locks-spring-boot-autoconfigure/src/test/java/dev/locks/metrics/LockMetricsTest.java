@@ -166,9 +166,7 @@ class LockMetricsTest {
 
     @Test
     void aReleaseTheStoreCouldNotTakeIsAPendingReleaseUntilItsRetrySucceeds() {
-        // the release only: the watchdog's purge of expired rows also deletes from held, and would take the failure
-        TrappingDataSource trapping = new TrappingDataSource(pool,
-                sql -> sql.contains("DELETE FROM " + prefix + "held WHERE grant_id"));
+        TrappingDataSource trapping = new TrappingDataSource(pool, TrappingDataSource.releasesIn(prefix));
         try (JdbcLockService failing = JdbcLockService.builder(trapping.dataSource()).tablePrefix(prefix)
                 .settings(LockSettings.builder().nodeId("node-f").slowWaitLog(null).build()).build()) {
             // a registry of its own: the shared one already has this node's gauges under the same names

@@ -36,7 +36,7 @@ final class SqlTextScanner {
     static final Set<String> SQL_VARIABLES = Set.of("sql", "live", "filter", "rowFilter", "select", "waiters", "ids",
             "values", "COLUMN_LIST", "UNTIMED_COLUMN_LIST", "channel", "notifying", "SERIALISE", "COLUMNS", "where", "leave",
             "BOUND_CLOCK", "times", "BOUND_TIMES", "release", "dequeueSql", "key",
-            "trip", "grantIds", "expiry", "liveHeld");
+            "trip", "grantIds");
 
     /** Builders whose every {@code append} adds SQL text. */
     static final Set<String> SQL_BUILDERS = Set.of("sql", "where");
@@ -48,7 +48,7 @@ final class SqlTextScanner {
      */
     static final Set<String> SQL_PARAMETERS = Set.of("table", "column", "modification", "prefix", "statement",
             "sqlPrefix", "waitTable", "clock", "releasing", "held", "grantIds", "lockedRowIds", "until", "busyAt",
-            "lockClause", "limit", "timeoutSeconds", "rowLocks");
+            "lockClause", "limit", "timeoutSeconds", "time");
 
     /** Statement methods are sinks only on statement receivers ({@code RetryTemplate.execute} is not SQL). */
     private static final Set<String> STATEMENT_RECEIVERS = Set.of("st", "ps", "stmt", "statement");
@@ -63,7 +63,7 @@ final class SqlTextScanner {
             Map.entry("notifying", List.of(0)), Map.entry("plusMicros", List.of(0)), Map.entry("prepare", List.of(1)),
             Map.entry("appendBranches", List.of(2, 8)), Map.entry("renewalTrip", List.of(0, 1)),
             Map.entry("lockRowsOfGrants", List.of(0, 1)), Map.entry("extendRowsOfGrants", List.of(0, 1, 2, 3)),
-            Map.entry("deleteExpired", List.of(0)), 
+            Map.entry("deleteExpired", List.of(0)), Map.entry("leaseOutlives", List.of(0)),
             Map.entry("exists", List.of(8)), Map.entry("onKey", List.of(5)), Map.entry("permitLimit", List.of(0)), Map.entry("busyAt", List.of(1)));
 
     private static final Pattern KEYWORD = Pattern.compile(
@@ -91,7 +91,8 @@ final class SqlTextScanner {
             "extendRowsOfGrants(held,grantIds,\"renew_until\",\"renew_ids\")",
             "extendRowsOfGrants(held,grantIds,\"(SELECT until FROM c)\",null)",
 
-            "clock(now)", "dialect.schemaCreationLock()", "liveRowsOfGrant()", "dialect.expiryOutsideRange()",
+            "clock(now)", "dialect.schemaCreationLock()", "liveRowsOfGrant()", "dialect.leaseOutlives(clock)",
+            "dialect.leaseOutlives(clock(now))", "dialect.leaseOutlives(dialect.now())",
             "HELD_MAX", "PathConflictQuery.HELD_MAX", "UNDER_LIMIT", "selectList(selected,kind,waiting)");
 
     private record Token(String text, int line) {

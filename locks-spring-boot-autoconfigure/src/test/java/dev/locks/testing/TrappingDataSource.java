@@ -37,6 +37,15 @@ public final class TrappingDataSource {
                 });
     }
 
+    /**
+     * Matches a release's {@code DELETE} of a grant's rows in the tables of {@code prefix}, and not
+     * the watchdog's purge of expired rows, which also deletes from the held table (once as soon as a
+     * service starts) and would otherwise take a failure meant for the release.
+     */
+    public static Predicate<String> releasesIn(String prefix) {
+        return sql -> sql.contains("DELETE FROM " + prefix + "held WHERE grant_id");
+    }
+
     public DataSource dataSource() {
         return proxy;
     }

@@ -98,6 +98,11 @@ final class BenchDatabase implements AutoCloseable {
         return ConnectorJTuning.RECOMMENDED;
     }
 
+    /** The CPU time of this database's server processes, where they run on this machine. */
+    ServerCpu serverCpu() {
+        return ServerCpu.of(database, poolA.getJdbcUrl());
+    }
+
     /** @return product and version, e.g. "MariaDB 10.11.11", and on MySQL/MariaDB the driver settings */
     String describe() {
         try (Connection c = poolA.getConnection()) {

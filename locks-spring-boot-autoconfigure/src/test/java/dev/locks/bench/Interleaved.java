@@ -21,9 +21,17 @@ final class Interleaved {
 
     private final int rounds;
 
+    private ServerCpu server = ServerCpu.NONE;
+
     Interleaved(int warmups, int rounds) {
         this.warmups = warmups;
         this.rounds = rounds;
+    }
+
+    /** Reads the server's CPU time around every round ({@link Round#serverCpuNanos}). */
+    Interleaved measuring(ServerCpu server) {
+        this.server = server;
+        return this;
     }
 
     Interleaved add(String name, Supplier<Round> round) {
@@ -38,7 +46,12 @@ final class Interleaved {
         for (int i = 0; i < warmups + rounds; i++) {
             for (int k = 0; k < order.size(); k++) {
                 Map.Entry<String, Supplier<Round>> contender = order.get((i + k) % order.size());
+                long serverBefore = server.nanos();
                 Round round = contender.getValue().get();
+                long serverAfter = server.nanos();
+                if (serverBefore != ServerCpu.UNKNOWN && serverAfter != ServerCpu.UNKNOWN) {
+                    round = round.withServerCpu(serverAfter - serverBefore);
+                }
                 if (i >= warmups) {
                     results.get(contender.getKey()).rounds().add(round);
                 }
@@ -61,6 +74,19 @@ final class Interleaved {
         double medianCpuNanosPerOperation() {
             Samples cpu = new Samples();
             rounds.forEach(r -> cpu.add(Math.round(r.cpuNanosPerOperation())));
+            return cpu.median();
+        }
+
+        /** @return the median over rounds of the server's CPU time per operation, or NaN if unknown */
+        double medianServerCpuNanosPerOperation() {
+            Samples cpu = new Samples();
+            for (Round r : rounds) {
+                double perOperation = r.serverCpuNanosPerOperation();
+                if (Double.isNaN(perOperation)) {
+                    return Double.NaN;
+                }
+                cpu.add(Math.round(perOperation));
+            }
             return cpu.median();
         }
 

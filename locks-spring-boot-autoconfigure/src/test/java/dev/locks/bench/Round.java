@@ -8,8 +8,24 @@ package dev.locks.bench;
  * @param nanos wall time of the round
  * @param latencies per-operation latency, nanoseconds
  * @param cpuNanos CPU time of the calling threads
+ * @param serverCpuNanos CPU time of the database server's processes during the round, or
+ *                       {@link ServerCpu#UNKNOWN}
  */
-record Round(long operations, long nanos, Samples latencies, long cpuNanos) {
+record Round(long operations, long nanos, Samples latencies, long cpuNanos, long serverCpuNanos) {
+
+    Round(long operations, long nanos, Samples latencies, long cpuNanos) {
+        this(operations, nanos, latencies, cpuNanos, ServerCpu.UNKNOWN);
+    }
+
+    Round withServerCpu(long serverCpuNanos) {
+        return new Round(operations, nanos, latencies, cpuNanos, serverCpuNanos);
+    }
+
+    /** @return the server's CPU time per operation, or NaN if unknown */
+    double serverCpuNanosPerOperation() {
+        return operations == 0 || serverCpuNanos == ServerCpu.UNKNOWN ? Double.NaN
+                : serverCpuNanos / (double) operations;
+    }
 
     double cpuNanosPerOperation() {
         return operations == 0 ? Double.NaN : cpuNanos / (double) operations;

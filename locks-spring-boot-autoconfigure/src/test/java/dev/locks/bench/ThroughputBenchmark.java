@@ -47,7 +47,7 @@ class ThroughputBenchmark {
             LockProvider shedLock = db.shedLock(db.poolA());
             JdbcLockRegistry registry = db.registry(db.poolA());
             AtomicLong seq = new AtomicLong();
-            Map<String, Interleaved.Result> results = new Interleaved(WARMUP_ROUNDS, ROUNDS)
+            Map<String, Interleaved.Result> results = new Interleaved(WARMUP_ROUNDS, ROUNDS).measuring(db.serverCpu())
                     .add(OURS, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(ours, "/jobs/job-" + n)))
                     .add(SHEDLOCK, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(shedLock, "job-" + n)))
                     .add(REGISTRY, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(registry, "job-" + n)))
@@ -64,7 +64,7 @@ class ThroughputBenchmark {
             LockProvider shedLock = db.shedLock(db.poolA());
             JdbcLockRegistry registry = db.registry(db.poolA());
             AtomicLong seq = new AtomicLong();
-            Map<String, Interleaved.Result> results = new Interleaved(WARMUP_ROUNDS, ROUNDS)
+            Map<String, Interleaved.Result> results = new Interleaved(WARMUP_ROUNDS, ROUNDS).measuring(db.serverCpu())
                     .add(OURS, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(ours, "/jobs/nightly")))
                     .add(SHEDLOCK, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(shedLock, "nightly")))
                     .add(REGISTRY, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(registry, "nightly")))
@@ -81,7 +81,7 @@ class ThroughputBenchmark {
             LockProvider shedLock = db.shedLock(db.poolA());
             JdbcLockRegistry registry = db.registry(db.poolA());
             AtomicLong seq = new AtomicLong();
-            Map<String, Interleaved.Result> results = new Interleaved(WARMUP_ROUNDS, ROUNDS)
+            Map<String, Interleaved.Result> results = new Interleaved(WARMUP_ROUNDS, ROUNDS).measuring(db.serverCpu())
                     .add(OURS, () -> Load.run(8, ROUND, seq, (t, n) -> lockAndRelease(ours, "/t/folder-" + t + "/file")))
                     .add(SHEDLOCK, () -> Load.run(8, ROUND, seq, (t, n) -> lockAndRelease(shedLock, "folder-" + t)))
                     .add(REGISTRY, () -> Load.run(8, ROUND, seq, (t, n) -> lockAndRelease(registry, "folder-" + t)))
@@ -124,6 +124,17 @@ class ThroughputBenchmark {
             Results.compare("client CPU per acquire+release, vs " + peer, Results.micros(ours.medianCpuNanosPerOperation()),
                     Results.micros(theirs.medianCpuNanosPerOperation()),
                     ours.medianCpuNanosPerOperation() / theirs.medianCpuNanosPerOperation(), false, Double.NaN);
+        }
+        if (!Double.isNaN(ours.medianServerCpuNanosPerOperation())) {
+            // from many threads the server's and the client's CPU share the machine's cores
+            for (String peer : new String[] { SHEDLOCK, REGISTRY }) {
+                Interleaved.Result theirs = results.get(peer);
+                Results.compare("server CPU per acquire+release, vs " + peer,
+                        Results.micros(ours.medianServerCpuNanosPerOperation()),
+                        Results.micros(theirs.medianServerCpuNanosPerOperation()),
+                        ours.medianServerCpuNanosPerOperation() / theirs.medianServerCpuNanosPerOperation(), false,
+                        Double.NaN);
+            }
         }
         for (Map.Entry<String, Interleaved.Result> e : results.entrySet()) {
             Samples l = e.getValue().latencies();

@@ -29,6 +29,19 @@ record LockTables(String prefix) {
         return prefix + "wait";
     }
 
+    /**
+     * @return the index of rows by key and lease end; on MySQL/MariaDB the waiting table, created
+     *         {@code LIKE} the held one, has an index of the same name
+     */
+    String keyIndex() {
+        return prefix + "held_key";
+    }
+
+    /** @return the index of rows by scope and path, named as {@link #keyIndex} is */
+    String subtreeIndex() {
+        return prefix + "held_subtree";
+    }
+
     /** @return the table of path nodes whose row locks serialise conflicting acquisitions */
     String node() {
         return prefix + "node";

@@ -79,6 +79,15 @@ public class MySqlDialect extends SqlDialect {
         return isMariaDb(connection) ? " LOCK IN SHARE MODE WAIT 1" : null;
     }
 
+    // MariaDB 10.11 scanned a table of five to nine rows for the key branch, whose owner filter the
+    // index does not cover, rather than look up four keys: as a locking read that locked every live
+    // grant and waited for any still being written (BENCHMARKS.md, twenty-first pass). Small tables
+    // are the common case, and their statistics change with every grant.
+    @Override
+    String readThrough(String index) {
+        return " FORCE INDEX (" + index + ")";
+    }
+
     // adding nothing keeps the value and hides the column from the range optimiser
     @Override
     String leaseOutlives(String time) {

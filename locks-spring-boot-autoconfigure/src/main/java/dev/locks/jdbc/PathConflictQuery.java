@@ -156,19 +156,21 @@ final class PathConflictQuery {
             boolean waiting = table.equals(tables.waiting());
             String rowFilter = " AND " + dialect.leaseOutlives(clock) + filter + (waiting && waitersBefore > 0 ? " AND id < ?" : "");
             String select = "SELECT " + selectList(selected, kind, waiting) + " FROM " + table;
+            String byKey = dialect.readThrough(tables.keyIndex());
+            String bySubtree = dialect.readThrough(tables.subtreeIndex());
             if (!first) {
                 sql.append(" UNION ALL ");
             }
             first = false;
             openBranch(sql, lockClause);
-            sql.append(select).append(" WHERE lock_key IN (").append(SqlDialect.placeholders(keys)).append(')')
+            sql.append(select).append(byKey).append(" WHERE lock_key IN (").append(SqlDialect.placeholders(keys)).append(')')
                     .append(rowFilter);
             closeBranch(sql, lockClause, !waiting);
             if (kind == LockKind.PATH) {
                 for (int i = 0; i < paths.size(); i++) {
                     sql.append(" UNION ALL ");
                     openBranch(sql, lockClause);
-                    sql.append(select).append(" WHERE scope_key = ? AND ").append(dialect.subtree()).append(rowFilter);
+                    sql.append(select).append(bySubtree).append(" WHERE scope_key = ? AND ").append(dialect.subtree()).append(rowFilter);
                     closeBranch(sql, lockClause, !waiting);
                 }
             }
@@ -271,7 +273,7 @@ final class PathConflictQuery {
      */
     KeyRows onKey(Connection connection, byte[] key, Instant now, long waitersBefore, int limit, String lockClause)
             throws SQLException {
-        String live = " WHERE lock_key = ? AND " + dialect.leaseOutlives(clock(now));
+        String live = dialect.readThrough(tables.keyIndex()) + " WHERE lock_key = ? AND " + dialect.leaseOutlives(clock(now));
         StringBuilder sql = new StringBuilder();
         openBranch(sql, lockClause);
         sql.append("SELECT ").append(COLUMNS).append(", permits, 'H' AS row_state FROM ").append(tables.held()).append(live);

@@ -100,6 +100,16 @@ public abstract class SqlDialect {
     /** @return an SQL expression adding {@code ?} microseconds to {@code column} */
     abstract String plusMicros(String column);
 
+    /**
+     * A hint after a table name that makes the statement read the table through {@code index}, or
+     * nothing where the planner needs no hint. A conflict count is a locking read on MySQL/MariaDB,
+     * so a plan that scans the table would lock every live grant's row and wait for any grant or
+     * release in flight.
+     */
+    String readThrough(String index) {
+        return "";
+    }
+
     /** @return the condition selecting a subtree; bound by {@link #bindSubtree} */
     abstract String subtree();
 

@@ -14,7 +14,8 @@ import java.util.regex.Pattern;
  * <li>a string or character literal; a conditional {@code (c ? a : b)} whose branches are allowed
  * pieces (the condition never reaches the text);</li>
  * <li>a table name from {@code LockTables} ({@code tables.held()}, {@code waiting()}, {@code node()},
- * {@code prefix()}): the prefix is held to {@code [A-Za-z_][A-Za-z0-9_]*};</li>
+ * {@code prefix()}): the prefix is held to {@code [A-Za-z_][A-Za-z0-9_]*}; an index name from it in
+ * the dialect's hint, {@code dialect.readThrough(tables.keyIndex())} and {@code subtreeIndex()};</li>
  * <li>a dialect fragment: {@code dialect.now()}, {@code dialect.subtree()},
  * {@code dialect.plusMicros("column literal")};</li>
  * <li>a placeholder list: {@code placeholders(n)}, {@code String.join(",", Collections.nCopies(n, "(?,?)"))};</li>
@@ -36,7 +37,7 @@ final class SqlTextScanner {
     static final Set<String> SQL_VARIABLES = Set.of("sql", "live", "filter", "rowFilter", "select", "waiters", "ids",
             "values", "COLUMN_LIST", "UNTIMED_COLUMN_LIST", "channel", "notifying", "SERIALISE", "COLUMNS", "where", "leave",
             "BOUND_CLOCK", "times", "BOUND_TIMES", "release", "dequeueSql", "key",
-            "trip", "grantIds");
+            "trip", "grantIds", "byKey", "bySubtree");
 
     /** Builders whose every {@code append} adds SQL text. */
     static final Set<String> SQL_BUILDERS = Set.of("sql", "where");
@@ -93,7 +94,8 @@ final class SqlTextScanner {
 
             "clock(now)", "dialect.schemaCreationLock()", "liveRowsOfGrant()", "dialect.leaseOutlives(clock)",
             "dialect.leaseOutlives(clock(now))", "dialect.leaseOutlives(dialect.now())",
-            "HELD_MAX", "PathConflictQuery.HELD_MAX", "UNDER_LIMIT", "selectList(selected,kind,waiting)");
+            "HELD_MAX", "PathConflictQuery.HELD_MAX", "UNDER_LIMIT", "selectList(selected,kind,waiting)",
+            "dialect.readThrough(tables.keyIndex())", "dialect.readThrough(tables.subtreeIndex())");
 
     private record Token(String text, int line) {
 

@@ -681,6 +681,9 @@ public class JdbcLockStore implements LockStore {
         long waitersBefore = waitersBefore(request);
         String release = releasing != null ? releaseSql(Duration.ZERO) : null;
         String clock = dialect.blockClock();
+        // every count binds the same keys: hashed once, not once per count
+        PathConflictQuery.BranchKeys keys = PathConflictQuery.BranchKeys.of(request.kind(), request.tenant(),
+                request.paths());
         StringBuilder sql = new StringBuilder(dialect.blockOpening(tables, locks, release));
         List<SqlDialect.BlockCount> counts = dialect.blockCounts();
         for (SqlDialect.BlockCount count : counts) {
@@ -702,8 +705,7 @@ public class JdbcLockStore implements LockStore {
                 i = bindRelease(ps, i, releasing, Duration.ZERO);
             }
             for (int count = 0; count < counts.size(); count++) {
-                i = conflicts.bind(ps, i, request.kind(), request.tenant(), request.paths(), null,
-                        exemptOwner(request), waitersBefore);
+                i = conflicts.bind(ps, i, keys, null, exemptOwner(request), waitersBefore);
                 ps.setInt(i++, countedRows(request));
             }
             i = bindRows(ps, i, request, null, null);

@@ -151,13 +151,14 @@ final class PathConflictQuery {
             String exceptOwner, boolean onlyExclusive, long waitersBefore, String lockClause) {
         int keys = keyPaths(paths).size();
         String filter = (exceptOwner != null ? " AND owner_token <> ?" : "") + (onlyExclusive ? " AND lock_mode = 'X'" : "");
+        // the waiting table is created like the held one, with indexes of the same names
+        String byKey = dialect.readThrough(tables.keyIndex());
+        String bySubtree = dialect.readThrough(tables.subtreeIndex());
         boolean first = true;
         for (String table : tableStates(waitersBefore)) {
             boolean waiting = table.equals(tables.waiting());
             String rowFilter = " AND " + dialect.leaseOutlives(clock) + filter + (waiting && waitersBefore > 0 ? " AND id < ?" : "");
             String select = "SELECT " + selectList(selected, kind, waiting) + " FROM " + table;
-            String byKey = dialect.readThrough(tables.keyIndex());
-            String bySubtree = dialect.readThrough(tables.subtreeIndex());
             if (!first) {
                 sql.append(" UNION ALL ");
             }
@@ -194,27 +195,48 @@ final class PathConflictQuery {
      */
     int bind(PreparedStatement ps, int index, LockKind kind, String tenant, List<LockPath> paths, Instant now,
             String exceptOwner, long waitersBefore) throws SQLException {
-        List<byte[]> keys = new ArrayList<>();
-        for (LockPath path : keyPaths(paths)) {
-            keys.add(LockKeys.lockKey(kind, tenant, path));
-        }
+        return bind(ps, index, BranchKeys.of(kind, tenant, paths), now, exceptOwner, waitersBefore);
+    }
+
+    /**
+     * Binds what {@link #appendBranches} wrote with keys computed once, for a statement that repeats
+     * the branches (a block grant's counts); returns the next index.
+     *
+     * @param now the time for {@link #BOUND_CLOCK}, or null where the branches read the clock in SQL
+     */
+    int bind(PreparedStatement ps, int index, BranchKeys keys, Instant now, String exceptOwner, long waitersBefore)
+            throws SQLException {
         int i = index;
         for (String table : tableStates(waitersBefore)) {
             long before = table.equals(tables.waiting()) ? waitersBefore : 0;
-            for (byte[] key : keys) {
+            for (byte[] key : keys.lockKeys()) {
                 ps.setBytes(i++, key);
             }
             i = bindFilter(ps, i, now, exceptOwner, before);
-            if (kind == LockKind.PATH) {
-                byte[] scope = LockKeys.scopeKey(kind, tenant);
-                for (LockPath path : paths) {
-                    ps.setBytes(i++, scope);
+            if (keys.kind() == LockKind.PATH) {
+                for (LockPath path : keys.paths()) {
+                    ps.setBytes(i++, keys.scope());
                     i = dialect.bindSubtree(ps, i, subtreeLow(path), subtreeHigh(path));
                     i = bindFilter(ps, i, now, exceptOwner, before);
                 }
             }
         }
         return i;
+    }
+
+    /**
+     * The keys the branches of one request bind: of its paths and their ancestors, and of its scope.
+     * Each is a SHA-256, so a statement that repeats the branches computes them once.
+     */
+    record BranchKeys(LockKind kind, List<LockPath> paths, List<byte[]> lockKeys, byte[] scope) {
+
+        static BranchKeys of(LockKind kind, String tenant, List<LockPath> paths) {
+            List<byte[]> keys = new ArrayList<>();
+            for (LockPath path : keyPaths(paths)) {
+                keys.add(LockKeys.lockKey(kind, tenant, path));
+            }
+            return new BranchKeys(kind, paths, keys, kind == LockKind.PATH ? LockKeys.scopeKey(kind, tenant) : null);
+        }
     }
 
     /**

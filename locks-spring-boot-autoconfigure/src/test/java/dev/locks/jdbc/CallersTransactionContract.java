@@ -208,11 +208,19 @@ abstract class CallersTransactionContract extends LockServiceContract {
     private void whileAnotherNodesReleaseIsOpen(List<LockHandle> kept, Runnable check) {
         HikariDataSource otherPool = newPool(4);
         JdbcLockService other = node("node-b", otherPool);
-        LockHandle released = other.tryAcquire(x("/other/released").build()).orElseThrow();
-        String releasedId = grantOf(released).grantId();
-        while (kept.stream().noneMatch(h -> grantOf(h).grantId().compareTo(releasedId) < 0)) {
-            kept.add(tryX("/kept/" + kept.size()).orElseThrow());
+        for (int i = 0; i < 8; i++) {
+            kept.add(tryX("/kept/" + i).orElseThrow());
         }
+        // grant ids are random: taking the released lock again until its id sorts after a kept one
+        // takes one try in nine on average. Adding kept locks until one sorted before it once took
+        // about 12,000 grants in 38 s, past its 30 s lease, and the release then found nothing
+        String smallestKept = kept.stream().map(h -> grantOf(h).grantId()).min(String::compareTo).orElseThrow();
+        LockHandle taken = other.tryAcquire(x("/other/released").build()).orElseThrow();
+        while (grantOf(taken).grantId().compareTo(smallestKept) < 0) {
+            taken.release();
+            taken = other.tryAcquire(x("/other/released").build()).orElseThrow();
+        }
+        LockHandle released = taken;
         TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(otherPool));
         transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
 

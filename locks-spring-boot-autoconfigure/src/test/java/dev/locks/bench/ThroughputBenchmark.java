@@ -34,6 +34,10 @@ class ThroughputBenchmark {
 
     private static final Duration LEASE = Duration.ofSeconds(30);
 
+    private static final String SIBLINGS = "siblings in one tenant";
+
+    private static final String TENANTS = "a tenant each";
+
     @BeforeAll
     static void quiet() {
         BenchSetup.quietLogging();
@@ -88,6 +92,49 @@ class ThroughputBenchmark {
                     .run();
             report("eight threads: ours on sibling paths /t/folder-N/file of one tenant, peers on distinct names ("
                     + db.describe() + ")", results);
+        }
+    }
+
+    /**
+     * The hierarchy's own cost: the eight-thread load on sibling paths of one tenant against the same
+     * load with each thread in a tenant of its own, where no two grants share a node row or an index
+     * range, on one service in interleaved rounds. Equal rates show that siblings do not serialise,
+     * so that what separates this library from ShedLock on eight threads is the work of a grant.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TestDatabase.class)
+    void eightThreadsOnSiblingPathsAgainstATenantEach(TestDatabase database) {
+        try (BenchDatabase db = new BenchDatabase(database)) {
+            LockService ours = db.ours("bench-a", db.poolA());
+            AtomicLong seq = new AtomicLong();
+            Map<String, Interleaved.Result> results = new Interleaved(WARMUP_ROUNDS, ROUNDS).measuring(db.serverCpu())
+                    .add(SIBLINGS, () -> Load.run(8, ROUND, seq, (t, n) -> lockAndRelease(ours, "t", "/t/folder-" + t + "/file")))
+                    .add(TENANTS, () -> Load.run(8, ROUND, seq,
+                            (t, n) -> lockAndRelease(ours, "tenant-" + t, "/t/folder-" + t + "/file")))
+                    .run();
+            Interleaved.Result siblings = results.get(SIBLINGS);
+            Interleaved.Result tenants = results.get(TENANTS);
+            Results.section("eight threads: sibling paths of one tenant against a tenant each, both ours (" + db.describe() + ")");
+            Results.compare("acquire+release per second, " + SIBLINGS + " ÷ " + TENANTS,
+                    Results.perSecond(siblings.medianPerSecond()), Results.perSecond(tenants.medianPerSecond()),
+                    siblings.medianPerSecond() / tenants.medianPerSecond(), true, Double.NaN);
+            Results.compare("client CPU per acquire+release, " + SIBLINGS + " ÷ " + TENANTS,
+                    Results.micros(siblings.medianCpuNanosPerOperation()), Results.micros(tenants.medianCpuNanosPerOperation()),
+                    siblings.medianCpuNanosPerOperation() / tenants.medianCpuNanosPerOperation(), false, Double.NaN);
+            if (!Double.isNaN(siblings.medianServerCpuNanosPerOperation())) {
+                Results.compare("server CPU per acquire+release, " + SIBLINGS + " ÷ " + TENANTS,
+                        Results.micros(siblings.medianServerCpuNanosPerOperation()),
+                        Results.micros(tenants.medianServerCpuNanosPerOperation()),
+                        siblings.medianServerCpuNanosPerOperation() / tenants.medianServerCpuNanosPerOperation(), false,
+                        Double.NaN);
+            }
+        }
+    }
+
+    static void lockAndRelease(LockService locks, String tenant, String path) {
+        LockHandle handle = locks.acquire(LockRequest.paths(path).tenant(tenant).exclusive().lease(LEASE).build());
+        if (!handle.release()) {
+            throw new IllegalStateException("The lock on " + path + " in " + tenant + " was gone before its release");
         }
     }
 

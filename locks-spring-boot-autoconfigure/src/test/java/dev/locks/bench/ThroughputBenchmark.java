@@ -112,22 +112,8 @@ class ThroughputBenchmark {
                     .add(TENANTS, () -> Load.run(8, ROUND, seq,
                             (t, n) -> lockAndRelease(ours, "tenant-" + t, "/t/folder-" + t + "/file")))
                     .run();
-            Interleaved.Result siblings = results.get(SIBLINGS);
-            Interleaved.Result tenants = results.get(TENANTS);
-            Results.section("eight threads: sibling paths of one tenant against a tenant each, both ours (" + db.describe() + ")");
-            Results.compare("acquire+release per second, " + SIBLINGS + " ÷ " + TENANTS,
-                    Results.perSecond(siblings.medianPerSecond()), Results.perSecond(tenants.medianPerSecond()),
-                    siblings.medianPerSecond() / tenants.medianPerSecond(), true, Double.NaN);
-            Results.compare("client CPU per acquire+release, " + SIBLINGS + " ÷ " + TENANTS,
-                    Results.micros(siblings.medianCpuNanosPerOperation()), Results.micros(tenants.medianCpuNanosPerOperation()),
-                    siblings.medianCpuNanosPerOperation() / tenants.medianCpuNanosPerOperation(), false, Double.NaN);
-            if (!Double.isNaN(siblings.medianServerCpuNanosPerOperation())) {
-                Results.compare("server CPU per acquire+release, " + SIBLINGS + " ÷ " + TENANTS,
-                        Results.micros(siblings.medianServerCpuNanosPerOperation()),
-                        Results.micros(tenants.medianServerCpuNanosPerOperation()),
-                        siblings.medianServerCpuNanosPerOperation() / tenants.medianServerCpuNanosPerOperation(), false,
-                        Double.NaN);
-            }
+            report("eight threads: sibling paths of one tenant against a tenant each, both ours (" + db.describe() + ")",
+                    results, SIBLINGS, TENANTS);
         }
     }
 
@@ -158,15 +144,23 @@ class ThroughputBenchmark {
     }
 
     private static void report(String title, Map<String, Interleaved.Result> results) {
+        report(title, results, OURS, SHEDLOCK, REGISTRY);
+    }
+
+    /**
+     * Compares one contender with the others: rates, then client CPU, then server CPU where known,
+     * then every contender's latencies. Only the rate against ShedLock has a target.
+     */
+    private static void report(String title, Map<String, Interleaved.Result> results, String oursName, String... peers) {
         Results.section(title);
-        Interleaved.Result ours = results.get(OURS);
-        for (String peer : new String[] { SHEDLOCK, REGISTRY }) {
+        Interleaved.Result ours = results.get(oursName);
+        for (String peer : peers) {
             Interleaved.Result theirs = results.get(peer);
             Results.compare("acquire+release per second, vs " + peer, Results.perSecond(ours.medianPerSecond()),
                     Results.perSecond(theirs.medianPerSecond()), ours.medianPerSecond() / theirs.medianPerSecond(), true,
                     peer.equals(SHEDLOCK) ? 1.0 : Double.NaN);
         }
-        for (String peer : new String[] { SHEDLOCK, REGISTRY }) {
+        for (String peer : peers) {
             Interleaved.Result theirs = results.get(peer);
             Results.compare("client CPU per acquire+release, vs " + peer, Results.micros(ours.medianCpuNanosPerOperation()),
                     Results.micros(theirs.medianCpuNanosPerOperation()),
@@ -174,7 +168,7 @@ class ThroughputBenchmark {
         }
         if (!Double.isNaN(ours.medianServerCpuNanosPerOperation())) {
             // from many threads the server's and the client's CPU share the machine's cores
-            for (String peer : new String[] { SHEDLOCK, REGISTRY }) {
+            for (String peer : peers) {
                 Interleaved.Result theirs = results.get(peer);
                 Results.compare("server CPU per acquire+release, vs " + peer,
                         Results.micros(ours.medianServerCpuNanosPerOperation()),

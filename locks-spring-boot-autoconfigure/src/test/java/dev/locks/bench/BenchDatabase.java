@@ -17,6 +17,8 @@ import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 
+import dev.locks.DefaultLockService;
+import dev.locks.LockService;
 import dev.locks.LockSettings;
 import dev.locks.jdbc.ConnectorJTuning;
 import dev.locks.jdbc.JdbcLockService;
@@ -138,6 +140,21 @@ final class BenchDatabase implements AutoCloseable {
 
     private JdbcLockService ours(DataSource pool, String tablePrefix, LockSettings.Builder settings) {
         JdbcLockService service = JdbcLockService.builder(pool).tablePrefix(tablePrefix).settings(settings.build()).build();
+        toClose.add(service);
+        return service;
+    }
+
+    /**
+     * This library's service over {@link InPlaceGrantPrototype} on tables of its own (MariaDB only):
+     * exclusive grants kept in their node rows, the design that BENCHMARKS.md's twenty-third pass
+     * measures before it is built.
+     */
+    LockService inPlacePrototype(String nodeId, DataSource pool) {
+        String tablePrefix = TestDatabase.uniquePrefix();
+        JdbcLockService library = oursOnOwnTables(pool, tablePrefix, LockSettings.builder().nodeId(nodeId));
+        InPlaceGrantPrototype store = new InPlaceGrantPrototype(pool, library.store(), tablePrefix);
+        toClose.add(store::drop);
+        DefaultLockService service = new DefaultLockService(store, LockSettings.builder().nodeId(nodeId).build(), null);
         toClose.add(service);
         return service;
     }

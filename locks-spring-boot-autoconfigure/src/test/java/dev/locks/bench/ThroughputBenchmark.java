@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
+import java.util.function.Function;
 
 import net.javacrumbs.shedlock.core.ClockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
@@ -34,6 +35,11 @@ class ThroughputBenchmark {
 
     private static final Duration LEASE = Duration.ofSeconds(30);
 
+    /** The in-place grant prototype, on MariaDB with {@code -Dlocks.bench.inPlacePrototype=true}. */
+    private static final String IN_PLACE = "locks, grants in place (prototype)";
+
+    private static final boolean WITH_PROTOTYPE = Boolean.getBoolean("locks.bench.inPlacePrototype");
+
     private static final String SIBLINGS = "siblings in one tenant";
 
     private static final String TENANTS = "a tenant each";
@@ -51,12 +57,14 @@ class ThroughputBenchmark {
             LockProvider shedLock = db.shedLock(db.poolA());
             JdbcLockRegistry registry = db.registry(db.poolA());
             AtomicLong seq = new AtomicLong();
-            Map<String, Interleaved.Result> results = new Interleaved(WARMUP_ROUNDS, ROUNDS).measuring(db.serverCpu())
-                    .add(OURS, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(ours, "/jobs/job-" + n)))
+            Function<LockService, Round> pathLoad = locks -> Load.run(1, ROUND, seq,
+                    (t, n) -> lockAndRelease(locks, "/jobs/job-" + n));
+            Interleaved rounds = new Interleaved(WARMUP_ROUNDS, ROUNDS).measuring(db.serverCpu())
+                    .add(OURS, () -> pathLoad.apply(ours))
                     .add(SHEDLOCK, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(shedLock, "job-" + n)))
-                    .add(REGISTRY, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(registry, "job-" + n)))
-                    .run();
-            report("one thread, exclusive lock + release, a new path each time (" + db.describe() + ")", results);
+                    .add(REGISTRY, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(registry, "job-" + n)));
+            withPrototype(rounds, db, pathLoad);
+            report("one thread, exclusive lock + release, a new path each time (" + db.describe() + ")", rounds.run());
         }
     }
 
@@ -68,12 +76,14 @@ class ThroughputBenchmark {
             LockProvider shedLock = db.shedLock(db.poolA());
             JdbcLockRegistry registry = db.registry(db.poolA());
             AtomicLong seq = new AtomicLong();
-            Map<String, Interleaved.Result> results = new Interleaved(WARMUP_ROUNDS, ROUNDS).measuring(db.serverCpu())
-                    .add(OURS, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(ours, "/jobs/nightly")))
+            Function<LockService, Round> pathLoad = locks -> Load.run(1, ROUND, seq,
+                    (t, n) -> lockAndRelease(locks, "/jobs/nightly"));
+            Interleaved rounds = new Interleaved(WARMUP_ROUNDS, ROUNDS).measuring(db.serverCpu())
+                    .add(OURS, () -> pathLoad.apply(ours))
                     .add(SHEDLOCK, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(shedLock, "nightly")))
-                    .add(REGISTRY, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(registry, "nightly")))
-                    .run();
-            report("one thread, exclusive lock + release, the same path each time (" + db.describe() + ")", results);
+                    .add(REGISTRY, () -> Load.run(1, ROUND, seq, (t, n) -> lockAndRelease(registry, "nightly")));
+            withPrototype(rounds, db, pathLoad);
+            report("one thread, exclusive lock + release, the same path each time (" + db.describe() + ")", rounds.run());
         }
     }
 
@@ -85,13 +95,15 @@ class ThroughputBenchmark {
             LockProvider shedLock = db.shedLock(db.poolA());
             JdbcLockRegistry registry = db.registry(db.poolA());
             AtomicLong seq = new AtomicLong();
-            Map<String, Interleaved.Result> results = new Interleaved(WARMUP_ROUNDS, ROUNDS).measuring(db.serverCpu())
-                    .add(OURS, () -> Load.run(8, ROUND, seq, (t, n) -> lockAndRelease(ours, "/t/folder-" + t + "/file")))
+            Function<LockService, Round> pathLoad = locks -> Load.run(8, ROUND, seq,
+                    (t, n) -> lockAndRelease(locks, "/t/folder-" + t + "/file"));
+            Interleaved rounds = new Interleaved(WARMUP_ROUNDS, ROUNDS).measuring(db.serverCpu())
+                    .add(OURS, () -> pathLoad.apply(ours))
                     .add(SHEDLOCK, () -> Load.run(8, ROUND, seq, (t, n) -> lockAndRelease(shedLock, "folder-" + t)))
-                    .add(REGISTRY, () -> Load.run(8, ROUND, seq, (t, n) -> lockAndRelease(registry, "folder-" + t)))
-                    .run();
+                    .add(REGISTRY, () -> Load.run(8, ROUND, seq, (t, n) -> lockAndRelease(registry, "folder-" + t)));
+            withPrototype(rounds, db, pathLoad);
             report("eight threads: ours on sibling paths /t/folder-N/file of one tenant, peers on distinct names ("
-                    + db.describe() + ")", results);
+                    + db.describe() + ")", rounds.run());
         }
     }
 
@@ -143,8 +155,22 @@ class ThroughputBenchmark {
         lock.unlock();
     }
 
+    /**
+     * Adds the in-place grant prototype as a fourth contender where it was asked for and can run
+     * (MariaDB): it runs {@code pathLoad}, this library's load, on a service of its own.
+     */
+    private static void withPrototype(Interleaved rounds, BenchDatabase db, Function<LockService, Round> pathLoad) {
+        if (WITH_PROTOTYPE && db.database() == TestDatabase.MYSQL) {
+            LockService inPlace = db.inPlacePrototype("bench-p", db.poolA());
+            rounds.add(IN_PLACE, () -> pathLoad.apply(inPlace));
+        }
+    }
+
     private static void report(String title, Map<String, Interleaved.Result> results) {
         report(title, results, OURS, SHEDLOCK, REGISTRY);
+        if (results.containsKey(IN_PLACE)) {
+            report(title + ", the prototype", results, IN_PLACE, SHEDLOCK, OURS);
+        }
     }
 
     /**

@@ -92,6 +92,9 @@ public class JdbcLockStore implements LockStore {
 
     private final JoinedReleases joinedReleases = new JoinedReleases();
 
+    /** Where node locks cannot be shared: this JVM's grants of one row, lined up before they take a connection. */
+    private final LocalGrantQueue localQueue;
+
     private final String channel;
 
     /** Removes a request's queue rows, bound to its grant id. */
@@ -116,6 +119,7 @@ public class JdbcLockStore implements LockStore {
         this.tables = new LockTables(tablePrefix);
         this.transactions = new StoreTransactions(dataSource, dialect);
         this.conflicts = new PathConflictQuery(dialect, tables);
+        this.localQueue = dialect.sharesNodeLocks() ? null : new LocalGrantQueue();
         this.renewal = new LeaseRenewal(dialect, tables, transactions, joinedReleases);
         this.channel = tables.prefix() + "released";
         this.dequeueSql = "DELETE FROM " + tables.waiting() + " WHERE grant_id = ?";
@@ -156,12 +160,15 @@ public class JdbcLockStore implements LockStore {
         if (result != null) {
             return result;
         }
-        return transactions.inTransaction(what, connection -> transactionalGrant(connection, request, releasing));
+        List<SqlDialect.NodeLock> locks = nodeLocks(request);
+        return transactions.inTransaction(what,
+                () -> localQueue != null ? localQueue.enter(locks) : LocalGrantQueue.Place.NONE,
+                connection -> transactionalGrant(connection, request, locks, releasing));
     }
 
-    private HandOff transactionalGrant(Connection connection, GrantRequest request, Grant releasing)
-            throws SQLException {
-        Instant now = dialect.serialise(connection, tables, nodeLocks(request)).truncatedTo(ChronoUnit.MICROS);
+    private HandOff transactionalGrant(Connection connection, GrantRequest request, List<SqlDialect.NodeLock> locks,
+            Grant releasing) throws SQLException {
+        Instant now = dialect.serialise(connection, tables, locks).truncatedTo(ChronoUnit.MICROS);
         boolean released = releasing != null && releaseWork(releasing, Duration.ZERO, origin, false).run(connection) > 0;
         boolean nameHolders = releasing == null;
         Grant grant;

@@ -3,6 +3,7 @@ package dev.locks.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.function.Supplier;
 
 import javax.sql.DataSource;
 
@@ -52,8 +53,16 @@ final class StoreTransactions {
 
     /** Runs {@code work} in a new transaction, committed unless it throws. */
     <T> T inTransaction(String what, SqlWork<T> work) {
+        return inTransaction(what, () -> LocalGrantQueue.Place.NONE, work);
+    }
+
+    /**
+     * Runs {@code work} in a new transaction, committed unless it throws, each attempt from a place
+     * in a {@link LocalGrantQueue} taken before the connection and left after the transaction ends.
+     */
+    <T> T inTransaction(String what, Supplier<LocalGrantQueue.Place> queue, SqlWork<T> work) {
         return retrying(what, () -> {
-            try (Connection connection = dataSource.getConnection()) {
+            try (LocalGrantQueue.Place place = queue.get(); Connection connection = dataSource.getConnection()) {
                 boolean autoCommit = connection.getAutoCommit();
                 if (autoCommit && dialect.startsTransactionsWithStatements()) {
                     return inStatementTransaction(connection, work);

@@ -146,13 +146,13 @@ final class BenchDatabase implements AutoCloseable {
 
     /**
      * This library's service over {@link InPlaceGrantPrototype} on tables of its own (MariaDB only):
-     * exclusive grants kept in their node rows, the design that BENCHMARKS.md's twenty-third pass
-     * measures before it is built.
+     * exclusive grants kept in place, designs that BENCHMARKS.md's twenty-third pass measures before
+     * one is built.
      */
-    LockService inPlacePrototype(String nodeId, DataSource pool) {
+    LockService inPlacePrototype(InPlaceGrantPrototype.Design design, String nodeId, DataSource pool) {
         String tablePrefix = TestDatabase.uniquePrefix();
         JdbcLockService library = oursOnOwnTables(pool, tablePrefix, LockSettings.builder().nodeId(nodeId));
-        InPlaceGrantPrototype store = new InPlaceGrantPrototype(pool, library.store(), tablePrefix);
+        InPlaceGrantPrototype store = new InPlaceGrantPrototype(design, pool, library.store(), tablePrefix);
         toClose.add(store::drop);
         DefaultLockService service = new DefaultLockService(store, LockSettings.builder().nodeId(nodeId).build(), null);
         toClose.add(service);

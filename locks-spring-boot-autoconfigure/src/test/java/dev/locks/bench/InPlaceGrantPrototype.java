@@ -34,22 +34,41 @@ import dev.locks.store.LockStore;
 import dev.locks.store.WaitGraphRow;
 
 /**
- * A measuring prototype, not the library: the design of {@code docs/in-place-grants.md} for
- * exclusive path grants on MariaDB, behind the store SPI so that the service, its handles and its
- * renewal run as they do for the library.
+ * A measuring prototype, not the library: exclusive path grants on MariaDB kept in place, in one of
+ * two {@link Design designs}, behind the store SPI so that the service, its handles and its renewal
+ * run as they do for the library.
  *
- * <p>An exclusive grant writes its holder into the node row of its path, which the grant already
- * locks exclusively, with a token from a {@code SEQUENCE}; its release ends the lease in that row.
- * The grant's block is today's MariaDB block with two more counted branches (grants in node rows by
- * key and by subtree range) and an {@code UPDATE} where today's has the {@code INSERT}. It still
- * counts the {@code held} and {@code wait} tables (quiet here, as they would be with shared grants
- * only), so that it costs what the design would.
+ * <p>Both take the grant's token from a {@code SEQUENCE} and end a released lease in place instead
+ * of deleting a row, so that a release leaves nothing for InnoDB's purge in the rows the counts
+ * read. The grant's block is today's MariaDB block with a different write at its end.
  *
  * <p>Anything else (shared grants, semaphores, singletons, lock-at-least-for, queued requests) is
- * refused: the prototype answers only the question whether the design reaches ShedLock's rate
- * (BENCHMARKS.md, twenty-third pass).
+ * refused: the prototype answers only the question what each design would win against ShedLock
+ * (BENCHMARKS.md, twenty-third pass; {@code docs/in-place-grants.md}).
  */
 final class InPlaceGrantPrototype implements LockStore {
+
+    /** Where an exclusive grant lives. */
+    enum Design {
+
+        /**
+         * In the node row of its path, which the grant already locks exclusively
+         * ({@code docs/in-place-grants.md}): the counts add two branches, grants in node rows by key
+         * and by subtree range, and still count {@code held} and {@code wait}, which stay quiet as
+         * they would with only shared grants in them.
+         */
+        NODE_ROW,
+
+        /**
+         * In a row of {@code held} as today, but a grant takes over an expired row of its path where
+         * there is one, and a release ends the lease instead of deleting the row. The rows carry the
+         * token in a column of its own, and the key index loses {@code expires_at}, so that ending a
+         * lease changes no entry the counts read. The counts are today's.
+         */
+        REUSED_HELD_ROW
+    }
+
+    private final Design design;
 
     private final DataSource pool;
 
@@ -67,19 +86,28 @@ final class InPlaceGrantPrototype implements LockStore {
     private final Map<String, byte[]> keysOfGrants = new ConcurrentHashMap<>();
 
     /**
+     * @param design where grants live
      * @param pool the connections
      * @param delegate the library's store on {@code prefix}'s tables: everything but grants and releases
-     * @param prefix the library's table prefix; the prototype adds {@code <prefix>ipnode} and
-     *               {@code <prefix>iptoken}, which {@link #drop} removes
+     * @param prefix the library's table prefix; the prototype adds {@code <prefix>iptoken} and, for
+     *               {@link Design#NODE_ROW}, {@code <prefix>ipnode}, which {@link #drop} removes; for
+     *               {@link Design#REUSED_HELD_ROW} it changes {@code <prefix>held}
      */
-    InPlaceGrantPrototype(DataSource pool, LockStore delegate, String prefix) {
+    InPlaceGrantPrototype(Design design, DataSource pool, LockStore delegate, String prefix) {
+        this.design = design;
         this.pool = pool;
         this.delegate = delegate;
-        this.node = prefix + "ipnode";
+        this.node = prefix + (design == Design.NODE_ROW ? "ipnode" : "node");
         this.held = prefix + "held";
         this.wait = prefix + "wait";
         this.sequence = prefix + "iptoken";
         try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+            st.execute("CREATE SEQUENCE " + sequence + " CACHE 1000");
+            if (design == Design.REUSED_HELD_ROW) {
+                st.execute("ALTER TABLE " + held + " ADD COLUMN token BIGINT NULL, DROP INDEX " + held + "_key,"
+                        + " ADD INDEX " + held + "_key (lock_key)");
+                return;
+            }
             st.execute("CREATE TABLE " + node + " (lock_key BINARY(32) NOT NULL, created_at DATETIME(6) NOT NULL,"
                     + " scope_key BINARY(32) NOT NULL, path VARBINARY(16000) NOT NULL, kind CHAR(1) CHARACTER SET ascii NULL,"
                     + " tenant VARBINARY(760) NULL, grant_id CHAR(32) CHARACTER SET ascii NULL,"
@@ -88,17 +116,18 @@ final class InPlaceGrantPrototype implements LockStore {
                     + " acquired_at DATETIME(6) NULL, expires_at DATETIME(6) NULL, PRIMARY KEY (lock_key),"
                     + " KEY " + node + "_subtree (scope_key, path(3000)), KEY " + node + "_created (created_at))"
                     + " ENGINE=InnoDB ROW_FORMAT=DYNAMIC");
-            st.execute("CREATE SEQUENCE " + sequence + " CACHE 1000");
         }
         catch (SQLException ex) {
             throw new IllegalStateException("Cannot create the prototype's tables: " + ex.getMessage(), ex);
         }
     }
 
-    /** Drops the prototype's table and sequence. */
+    /** Drops the prototype's sequence, and its node table if it made one. */
     void drop() {
         try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
-            st.execute("DROP TABLE IF EXISTS " + node);
+            if (design == Design.NODE_ROW) {
+                st.execute("DROP TABLE IF EXISTS " + node);
+            }
             st.execute("DROP SEQUENCE IF EXISTS " + sequence);
         }
         catch (SQLException ex) {
@@ -131,20 +160,16 @@ final class InPlaceGrantPrototype implements LockStore {
                 + " SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION;");
         block.values.add(request.lease().toNanos() / 1000);
         if (!ancestors.isEmpty()) {
-            block.sql.append(" INSERT IGNORE INTO ").append(node).append(" (lock_key, created_at, scope_key, path) VALUES ");
+            block.sql.append(" INSERT IGNORE INTO ").append(node).append(nodeColumns()).append(" VALUES ");
             for (int i = 0; i < ancestors.size(); i++) {
-                block.sql.append(i == 0 ? "" : ",").append("(?, UTC_TIMESTAMP(6), ?, ?)");
-                block.values.add(ancestorKeys.get(i));
-                block.values.add(scope);
-                block.values.add(bytes(ancestors.get(i).value()));
+                block.sql.append(i == 0 ? "" : ",");
+                nodeValues(block, ancestorKeys.get(i), scope, bytes(ancestors.get(i).value()));
             }
             block.sql.append(';');
         }
-        block.sql.append(" INSERT INTO ").append(node).append(" (lock_key, created_at, scope_key, path) VALUES"
-                + " (?, UTC_TIMESTAMP(6), ?, ?) ON DUPLICATE KEY UPDATE lock_key = lock_key;");
-        block.values.add(key);
-        block.values.add(scope);
-        block.values.add(pathBytes);
+        block.sql.append(" INSERT INTO ").append(node).append(nodeColumns()).append(" VALUES");
+        nodeValues(block, key, scope, pathBytes);
+        block.sql.append(" ON DUPLICATE KEY UPDATE lock_key = lock_key;");
         block.sql.append(" SET grant_time = UTC_TIMESTAMP(6);");
         Count count = new Count(allKeys, scope, from, to, request.owner());
         // today's order: a locking count that does not wait; on a locked row the snapshot, and if that
@@ -161,18 +186,31 @@ final class InPlaceGrantPrototype implements LockStore {
         count.append(block, false);
         block.sql.append(" END IF; END IF; END IF;");
         // one NEXTVAL per grant: in a multi-row UPDATE it would be evaluated per row
-        block.sql.append(" IF grant_conflicts = 0 THEN SET grant_token = NEXTVAL(").append(sequence).append(");"
-                + " UPDATE ").append(node).append(" SET kind = 'P', tenant = ?, grant_id = ?, owner_token = ?,"
-                + " token = grant_token, node = ?, thread = ?, acquired_at = grant_time,"
-                + " expires_at = grant_time + INTERVAL grant_lease MICROSECOND WHERE lock_key = ?;"
-                + " SELECT grant_token, grant_time + INTERVAL grant_lease MICROSECOND;"
+        block.sql.append(" IF grant_conflicts = 0 THEN SET grant_token = NEXTVAL(").append(sequence).append(");");
+        if (design == Design.NODE_ROW) {
+            block.sql.append(" UPDATE ").append(node).append(" SET kind = 'P', tenant = ?, grant_id = ?, owner_token = ?,"
+                    + " token = grant_token, node = ?, thread = ?, acquired_at = grant_time,"
+                    + " expires_at = grant_time + INTERVAL grant_lease MICROSECOND WHERE lock_key = ?;");
+            block.values.addAll(List.of(bytes(request.tenant()), request.grantId(), request.owner(), request.node(),
+                    request.thread(), key));
+        }
+        else {
+            // the node row, held exclusively, keeps any other grant of the path from taking the same row
+            String columns = " grant_id = ?, owner_token = ?, kind = 'P', tenant = ?, path = ?, lock_key = ?, scope_key = ?,"
+                    + " lock_mode = 'X', permits = 0, node = ?, thread = ?, acquired_at = grant_time,"
+                    + " expires_at = grant_time + INTERVAL grant_lease MICROSECOND, token = grant_token";
+            List<Object> values = List.of(request.grantId(), request.owner(), bytes(request.tenant()), pathBytes, key,
+                    scope, request.node(), request.thread());
+            block.sql.append(" UPDATE ").append(held).append(" FORCE INDEX (").append(held).append("_key) SET")
+                    .append(columns).append(" WHERE lock_key = ? AND expires_at <= grant_time LIMIT 1;"
+                            + " IF ROW_COUNT() = 0 THEN INSERT INTO ").append(held).append(" SET").append(columns)
+                    .append("; END IF;");
+            block.values.addAll(values);
+            block.values.add(key);
+            block.values.addAll(values);
+        }
+        block.sql.append(" SELECT grant_token, grant_time + INTERVAL grant_lease MICROSECOND;"
                 + " ELSE SELECT NULL, NULL; END IF; COMMIT; END");
-        block.values.add(bytes(request.tenant()));
-        block.values.add(request.grantId());
-        block.values.add(request.owner());
-        block.values.add(request.node());
-        block.values.add(request.thread());
-        block.values.add(key);
         try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(block.sql.toString())) {
             for (int i = 0; i < block.values.size(); i++) {
                 ps.setObject(i + 1, block.values.get(i));
@@ -203,12 +241,18 @@ final class InPlaceGrantPrototype implements LockStore {
             throw new UnsupportedOperationException("The prototype does not keep locks for lockAtLeastFor");
         }
         byte[] key = keysOfGrants.remove(grant.grantId());
-        try (Connection c = pool.getConnection();
-                PreparedStatement ps = c.prepareStatement("UPDATE " + node + " SET expires_at = UTC_TIMESTAMP(6)"
-                        + " WHERE lock_key = ? AND grant_id = ? AND owner_token = ? AND expires_at > UTC_TIMESTAMP(6)")) {
-            ps.setBytes(1, key);
-            ps.setString(2, grant.grantId());
-            ps.setString(3, grant.owner());
+        String sql = design == Design.NODE_ROW
+                ? "UPDATE " + node + " SET expires_at = UTC_TIMESTAMP(6) WHERE lock_key = ? AND grant_id = ?"
+                        + " AND owner_token = ? AND expires_at > UTC_TIMESTAMP(6)"
+                : "UPDATE " + held + " SET expires_at = UTC_TIMESTAMP(6) WHERE grant_id = ? AND owner_token = ?"
+                        + " AND expires_at > UTC_TIMESTAMP(6)";
+        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            int i = 1;
+            if (design == Design.NODE_ROW) {
+                ps.setBytes(i++, key);
+            }
+            ps.setString(i++, grant.grantId());
+            ps.setString(i, grant.owner());
             return ps.executeUpdate() == 1;
         }
         catch (SQLException ex) {
@@ -218,6 +262,10 @@ final class InPlaceGrantPrototype implements LockStore {
 
     @Override
     public Map<String, Instant> renew(Collection<Grant> grants, Duration lease) {
+        if (design == Design.REUSED_HELD_ROW) {
+            // the rows are held rows with their grant ids, as the library's renewal reads them
+            return delegate.renew(grants, lease);
+        }
         Map<String, Instant> renewed = new HashMap<>();
         try (Connection c = pool.getConnection();
                 PreparedStatement ps = c.prepareStatement("UPDATE " + node + " SET expires_at = GREATEST(expires_at,"
@@ -298,6 +346,23 @@ final class InPlaceGrantPrototype implements LockStore {
         return delegate.purgeExpired();
     }
 
+    private String nodeColumns() {
+        return design == Design.NODE_ROW ? " (lock_key, created_at, scope_key, path)" : " (lock_key, created_at)";
+    }
+
+    /** One row of a node insert: node rows in place carry their path, so that subtree scans find them. */
+    private void nodeValues(Block block, byte[] key, byte[] scope, byte[] path) {
+        block.values.add(key);
+        if (design == Design.NODE_ROW) {
+            block.sql.append("(?, UTC_TIMESTAMP(6), ?, ?)");
+            block.values.add(scope);
+            block.values.add(path);
+        }
+        else {
+            block.sql.append("(?, UTC_TIMESTAMP(6))");
+        }
+    }
+
     private static byte[] bytes(String text) {
         return text.getBytes(StandardCharsets.UTF_8);
     }
@@ -352,10 +417,12 @@ final class InPlaceGrantPrototype implements LockStore {
         void append(Block block, boolean locking) {
             String lock = locking ? " LOCK IN SHARE MODE" : "";
             block.sql.append(" SELECT COUNT(*) INTO grant_conflicts FROM (");
-            byKey(block, node, "PRIMARY", lock);
-            block.sql.append(" UNION ALL");
-            bySubtree(block, node, node + "_subtree", lock);
-            block.sql.append(" UNION ALL");
+            if (design == Design.NODE_ROW) {
+                byKey(block, node, "PRIMARY", lock);
+                block.sql.append(" UNION ALL");
+                bySubtree(block, node, node + "_subtree", lock);
+                block.sql.append(" UNION ALL");
+            }
             byKey(block, held, held + "_key", lock);
             block.sql.append(" UNION ALL");
             bySubtree(block, held, held + "_subtree", lock);

@@ -8,6 +8,8 @@ import static dev.locks.bench.BenchSetup.SHEDLOCK;
 import static dev.locks.bench.BenchSetup.WARMUP_ROUNDS;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
@@ -35,10 +37,12 @@ class ThroughputBenchmark {
 
     private static final Duration LEASE = Duration.ofSeconds(30);
 
-    /** The in-place grant prototype, on MariaDB with {@code -Dlocks.bench.inPlacePrototype=true}. */
-    private static final String IN_PLACE = "locks, grants in place (prototype)";
-
-    private static final boolean WITH_PROTOTYPE = Boolean.getBoolean("locks.bench.inPlacePrototype");
+    /**
+     * The in-place grant prototypes to add on MariaDB: {@code -Dlocks.bench.inPlacePrototype=node},
+     * {@code held} or {@code node,held} ({@link InPlaceGrantPrototype.Design}).
+     */
+    private static final List<InPlaceGrantPrototype.Design> PROTOTYPES = prototypes(
+            System.getProperty("locks.bench.inPlacePrototype", ""));
 
     private static final String SIBLINGS = "siblings in one tenant";
 
@@ -160,16 +164,40 @@ class ThroughputBenchmark {
      * (MariaDB): it runs {@code pathLoad}, this library's load, on a service of its own.
      */
     private static void withPrototype(Interleaved rounds, BenchDatabase db, Function<LockService, Round> pathLoad) {
-        if (WITH_PROTOTYPE && db.database() == TestDatabase.MYSQL) {
-            LockService inPlace = db.inPlacePrototype("bench-p", db.poolA());
-            rounds.add(IN_PLACE, () -> pathLoad.apply(inPlace));
+        if (db.database() != TestDatabase.MYSQL) {
+            return;
         }
+        for (InPlaceGrantPrototype.Design design : PROTOTYPES) {
+            LockService inPlace = db.inPlacePrototype(design, "bench-p", db.poolA());
+            rounds.add(prototypeName(design), () -> pathLoad.apply(inPlace));
+        }
+    }
+
+    private static List<InPlaceGrantPrototype.Design> prototypes(String names) {
+        List<InPlaceGrantPrototype.Design> designs = new ArrayList<>();
+        for (String name : names.split(",")) {
+            switch (name.trim()) {
+                case "" -> { }
+                case "node", "true" -> designs.add(InPlaceGrantPrototype.Design.NODE_ROW);
+                case "held" -> designs.add(InPlaceGrantPrototype.Design.REUSED_HELD_ROW);
+                default -> throw new IllegalArgumentException(
+                        "locks.bench.inPlacePrototype takes node, held or both, not '" + name + "'");
+            }
+        }
+        return designs;
+    }
+
+    private static String prototypeName(InPlaceGrantPrototype.Design design) {
+        return design == InPlaceGrantPrototype.Design.NODE_ROW ? "locks, grants in node rows (prototype)"
+                : "locks, held rows reused (prototype)";
     }
 
     private static void report(String title, Map<String, Interleaved.Result> results) {
         report(title, results, OURS, SHEDLOCK, REGISTRY);
-        if (results.containsKey(IN_PLACE)) {
-            report(title + ", the prototype", results, IN_PLACE, SHEDLOCK, OURS);
+        for (InPlaceGrantPrototype.Design design : PROTOTYPES) {
+            if (results.containsKey(prototypeName(design))) {
+                report(title + ", " + prototypeName(design), results, prototypeName(design), SHEDLOCK, OURS);
+            }
         }
     }
 

@@ -92,9 +92,6 @@ public class JdbcLockStore implements LockStore {
 
     private final JoinedReleases joinedReleases = new JoinedReleases();
 
-    /** Where node locks cannot be shared: this JVM's grants of one row, lined up before they take a connection. */
-    private final LocalGrantQueue localQueue;
-
     private final String channel;
 
     /** Removes a request's queue rows, bound to its grant id. */
@@ -119,7 +116,6 @@ public class JdbcLockStore implements LockStore {
         this.tables = new LockTables(tablePrefix);
         this.transactions = new StoreTransactions(dataSource, dialect);
         this.conflicts = new PathConflictQuery(dialect, tables);
-        this.localQueue = dialect.sharesNodeLocks() ? null : new LocalGrantQueue();
         this.renewal = new LeaseRenewal(dialect, tables, transactions, joinedReleases);
         this.channel = tables.prefix() + "released";
         this.dequeueSql = "DELETE FROM " + tables.waiting() + " WHERE grant_id = ?";
@@ -161,8 +157,7 @@ public class JdbcLockStore implements LockStore {
             return result;
         }
         List<SqlDialect.NodeLock> locks = nodeLocks(request);
-        return transactions.inTransaction(what,
-                () -> localQueue != null ? localQueue.enter(locks) : LocalGrantQueue.Place.NONE,
+        return transactions.inGrantTransaction(what, locks,
                 connection -> transactionalGrant(connection, request, locks, releasing));
     }
 

@@ -3,6 +3,7 @@ package dev.locks.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
 import java.util.function.Supplier;
 
 import javax.sql.DataSource;
@@ -34,9 +35,13 @@ final class StoreTransactions {
 
     private final RetryTemplate retry;
 
+    /** Where node locks cannot be shared: grants of one row, lined up before they take a connection. */
+    private final LocalGrantQueue grantQueue;
+
     StoreTransactions(DataSource dataSource, SqlDialect dialect) {
         this.dataSource = dataSource;
         this.dialect = dialect;
+        this.grantQueue = dialect.sharesNodeLocks() ? null : new LocalGrantQueue();
         this.retry = new RetryTemplate(RetryPolicy.builder()
                 .maxRetries(25)
                 .delay(Duration.ofMillis(1))
@@ -57,10 +62,16 @@ final class StoreTransactions {
     }
 
     /**
-     * Runs {@code work} in a new transaction, committed unless it throws, each attempt from a place
-     * in a {@link LocalGrantQueue} taken before the connection and left after the transaction ends.
+     * Runs a grant transaction that takes {@code locks} ({@link SqlDialect#serialise}), as {@link
+     * #inTransaction}. Where the dialect cannot share node locks, each attempt first waits its turn
+     * in this JVM ({@link LocalGrantQueue}), before it takes a connection, until its transaction has
+     * ended.
      */
-    <T> T inTransaction(String what, Supplier<LocalGrantQueue.Place> queue, SqlWork<T> work) {
+    <T> T inGrantTransaction(String what, List<SqlDialect.NodeLock> locks, SqlWork<T> work) {
+        return grantQueue == null ? inTransaction(what, work) : inTransaction(what, () -> grantQueue.enter(locks), work);
+    }
+
+    private <T> T inTransaction(String what, Supplier<LocalGrantQueue.Place> queue, SqlWork<T> work) {
         return retrying(what, () -> {
             try (LocalGrantQueue.Place place = queue.get(); Connection connection = dataSource.getConnection()) {
                 boolean autoCommit = connection.getAutoCommit();

@@ -273,12 +273,13 @@ final class InPlaceGrantPrototype implements LockStore {
                 PreparedStatement ps = c.prepareStatement("UPDATE " + node + " SET expires_at = GREATEST(expires_at,"
                         + " UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND) WHERE lock_key = ? AND grant_id = ?"
                         + " AND expires_at > UTC_TIMESTAMP(6)")) {
+            // read before the updates, so that the lease end reported is one each renewed row holds at least
+            Instant asked = delegate.currentTime().plus(lease);
             for (Grant grant : grants) {
                 byte[] key = keysOfGrants.get(grant.grantId());
                 if (key == null) {
                     continue;
                 }
-                Instant asked = delegate.currentTime().plus(lease);
                 ps.setLong(1, lease.toNanos() / 1000);
                 ps.setBytes(2, key);
                 ps.setString(3, grant.grantId());

@@ -54,6 +54,23 @@ public final class LockPath implements Comparable<LockPath> {
     }
 
     /**
+     * How many proper ancestors the path has, without making them: 0 for the root and for a flat
+     * name, 2 for {@code /a/b}.
+     *
+     * @return the number of {@link #ancestors()}
+     */
+    public int depth() {
+        if (flat || isRoot()) {
+            return 0;
+        }
+        int depth = 0;
+        for (int i = value.indexOf('/'); i >= 0; i = value.indexOf('/', i + 1)) {
+            depth++;
+        }
+        return depth;
+    }
+
+    /**
      * The proper ancestors, root first: {@code /a/b/c} gives {@code /}, {@code /a}, {@code /a/b}.
      *
      * @return the ancestors, empty for the root

@@ -92,6 +92,8 @@ public class JdbcLockStore implements LockStore {
 
     private final JoinedReleases joinedReleases = new JoinedReleases();
 
+    private final StatementShapes shapes = new StatementShapes();
+
     private final String channel;
 
     /** Removes a request's queue rows, bound to its grant id. */
@@ -148,41 +150,43 @@ public class JdbcLockStore implements LockStore {
     private HandOff grant(GrantRequest request, Grant releasing) {
         String what = (releasing != null ? "hand over to " : "grant ") + request.kind() + " "
                 + MessageText.paths(request.paths());
+        // each key is a digest, and a grant binds most of them more than once
+        RequestKeys keys = RequestKeys.of(request);
         HandOff result = dialect.pipelinesGrants()
-                ? transactions.inBlock(what, connection -> pipelinedGrant(connection, request, releasing))
+                ? transactions.inBlock(what, connection -> pipelinedGrant(connection, request, keys, releasing))
                 : dialect.groupsGrantsInBlocks()
-                        ? transactions.inBlock(what, connection -> blockGrant(connection, request, releasing))
+                        ? transactions.inBlock(what, connection -> blockGrant(connection, request, keys, releasing))
                         : null;
         if (result != null) {
             return result;
         }
-        List<SqlDialect.NodeLock> locks = nodeLocks(request);
+        List<SqlDialect.NodeLock> locks = nodeLocks(request, keys);
         return transactions.inGrantTransaction(what, locks,
-                connection -> transactionalGrant(connection, request, locks, releasing));
+                connection -> transactionalGrant(connection, request, keys, locks, releasing));
     }
 
-    private HandOff transactionalGrant(Connection connection, GrantRequest request, List<SqlDialect.NodeLock> locks,
-            Grant releasing) throws SQLException {
+    private HandOff transactionalGrant(Connection connection, GrantRequest request, RequestKeys keys,
+            List<SqlDialect.NodeLock> locks, Grant releasing) throws SQLException {
         Instant now = dialect.serialise(connection, tables, locks).truncatedTo(ChronoUnit.MICROS);
         boolean released = releasing != null && releaseWork(releasing, Duration.ZERO, origin, false).run(connection) > 0;
         boolean nameHolders = releasing == null;
         Grant grant;
         if (request.kind() == LockKind.SEMAPHORE && !dialect.insertsUnlessConflicting()) {
             // permits are counted, so the holders are read either way
-            List<LockHolder> ahead = look(connection, clause -> findConflicts(connection, request, now, clause),
+            List<LockHolder> ahead = look(connection, clause -> findConflicts(connection, request, keys, now, clause),
                     rows -> !rows.isEmpty());
             if (!ahead.isEmpty()) {
                 return new HandOff(released, GrantResult.busy(nameHolders ? ahead : List.of()));
             }
-            grant = insert(connection, tables.held(), request, now, request.lease());
+            grant = insert(connection, tables.held(), request, keys, now, request.lease());
         }
         else {
             // the free case costs one or two statements; naming the holders costs another only when busy
-            grant = dialect.insertsUnlessConflicting() ? insertUnlessConflicting(connection, request, now)
-                    : conflictExists(connection, request, now) ? null
-                    : insert(connection, tables.held(), request, now, request.lease());
+            grant = dialect.insertsUnlessConflicting() ? insertUnlessConflicting(connection, request, keys, now)
+                    : conflictExists(connection, request, keys, now) ? null
+                    : insert(connection, tables.held(), request, keys, now, request.lease());
             if (grant == null) {
-                return new HandOff(released, busyNow(connection, request, now, nameHolders));
+                return new HandOff(released, busyNow(connection, request, keys, now, nameHolders));
             }
         }
         if (request.ticket() > 0) {
@@ -199,16 +203,17 @@ public class JdbcLockStore implements LockStore {
      * A busy answer naming the holders (empty if they left in between, and the caller looks again),
      * or, in a hand-off, naming nobody: the release must not wait for a query only the waiter needs.
      */
-    private GrantResult busyNow(Connection connection, GrantRequest request, Instant now, boolean nameHolders)
-            throws SQLException {
-        return GrantResult.busy(nameHolders ? findConflicts(connection, request, now) : List.of());
+    private GrantResult busyNow(Connection connection, GrantRequest request, RequestKeys keys, Instant now,
+            boolean nameHolders) throws SQLException {
+        return GrantResult.busy(nameHolders ? findConflicts(connection, request, keys, now, null) : List.of());
     }
 
     // a waiter's look, sent every few milliseconds while it waits: the query reads the clock itself
     @Override
     public List<LockHolder> conflicts(GrantRequest request) {
+        RequestKeys keys = RequestKeys.of(request);
         return transactions.autoCommit("look for conflicts", connection ->
-                findConflicts(connection, request, null));
+                findConflicts(connection, request, keys, null, null));
     }
 
     /**
@@ -233,16 +238,13 @@ public class JdbcLockStore implements LockStore {
      *
      * @param now the time for {@link PathConflictQuery#BOUND_CLOCK}, or null where the clock is an SQL expression
      */
-    private int bindBusyAt(PreparedStatement ps, int index, GrantRequest request, Instant now) throws SQLException {
+    private int bindBusyAt(PreparedStatement ps, int index, GrantRequest request, RequestKeys keys, Instant now)
+            throws SQLException {
         if (request.kind() == LockKind.SEMAPHORE) {
-            return conflicts.bindPermitLimit(ps, index, semaphoreKey(request), request.permits(), now);
+            return conflicts.bindPermitLimit(ps, index, keys.path(0), request.permits(), now);
         }
         ps.setInt(index, 1);
         return index + 1;
-    }
-
-    private static byte[] semaphoreKey(GrantRequest request) {
-        return LockKeys.lockKey(request.kind(), request.tenant(), request.paths().get(0));
     }
 
     /** The owner whose rows never conflict with the request; none for a semaphore, whose permits every row takes. */
@@ -256,14 +258,15 @@ public class JdbcLockStore implements LockStore {
     }
 
     /** Waiting rows that count against the request: none if its owner holds locks, else those queued before it. */
-    private static long waitersBefore(GrantRequest request) {
+    static long waitersBefore(GrantRequest request) {
         return request.ownerHoldsLocks() ? PathConflictQuery.NO_WAITERS
                 : request.ticket() > 0 ? request.ticket() : PathConflictQuery.ALL_WAITERS;
     }
 
     /** Whether a conflict exists, without reading the holders' columns, which only a busy answer needs. */
-    private boolean conflictExists(Connection connection, GrantRequest request, Instant now) throws SQLException {
-        return look(connection, clause -> conflictExists(connection, request, now, clause), busy -> busy);
+    private boolean conflictExists(Connection connection, GrantRequest request, RequestKeys keys, Instant now)
+            throws SQLException {
+        return look(connection, clause -> conflictExists(connection, request, keys, now, clause), busy -> busy);
     }
 
     /**
@@ -310,38 +313,35 @@ public class JdbcLockStore implements LockStore {
         T read(String lockClause) throws SQLException;
     }
 
-    private boolean conflictExists(Connection connection, GrantRequest request, Instant now, String lockClause)
-            throws SQLException {
-        return conflicts.exists(connection, request.kind(), request.tenant(), request.paths(), now, request.owner(),
-                request.mode() == LockMode.SHARED, waitersBefore(request), lockClause);
-    }
-
-    private List<LockHolder> findConflicts(Connection connection, GrantRequest request, Instant now) throws SQLException {
-        return findConflicts(connection, request, now, null);
+    private boolean conflictExists(Connection connection, GrantRequest request, RequestKeys keys, Instant now,
+            String lockClause) throws SQLException {
+        return conflicts.exists(connection, keys, now, request.owner(), request.mode() == LockMode.SHARED,
+                waitersBefore(request), lockClause);
     }
 
     /** @param lockClause null for the snapshot, or a locking read's clause ({@link #look}) for a semaphore's rows */
-    private List<LockHolder> findConflicts(Connection connection, GrantRequest request, Instant now, String lockClause)
-            throws SQLException {
+    private List<LockHolder> findConflicts(Connection connection, GrantRequest request, RequestKeys keys, Instant now,
+            String lockClause) throws SQLException {
         long waitersBefore = waitersBefore(request);
         if (request.kind() == LockKind.SEMAPHORE) {
             // permits in use plus earlier waiters: a newcomer does not overtake the queue. One row more than
             // the permits shows a waiter who takes the next free permit first, which tells this request's
             // waiting that its turn is not next; it also reads every grant whenever fewer than the permits
             // are held, so that the smallest max among them is exact when it matters
-            PathConflictQuery.KeyRows ahead = conflicts.onKey(connection, semaphoreKey(request), now, waitersBefore,
+            PathConflictQuery.KeyRows ahead = conflicts.onKey(connection, keys.path(0), now, waitersBefore,
                     request.permits() + 1, lockClause);
             int limit = Math.min(request.permits(), ahead.smallestHeldMax());
             return ahead.rows().size() >= limit ? ahead.rows() : List.of();
         }
-        return conflicts.find(connection, request.kind(), request.tenant(), request.paths(), now, request.owner(),
-                request.mode() == LockMode.SHARED, waitersBefore, SHOWN_CONFLICTS);
+        return conflicts.find(connection, keys, now, request.owner(), request.mode() == LockMode.SHARED, waitersBefore,
+                SHOWN_CONFLICTS);
     }
 
     @Override
     public long enqueue(GrantRequest request, Duration waitLease) {
         return transactions.autoCommit("queue a waiting request", connection ->
-                insert(connection, tables.waiting(), request, dialect.currentTime(connection), waitLease).fencingToken());
+                insert(connection, tables.waiting(), request, RequestKeys.of(request), dialect.currentTime(connection),
+                        waitLease).fencingToken());
     }
 
     @Override
@@ -488,23 +488,13 @@ public class JdbcLockStore implements LockStore {
      * Ancestors shared, requested paths exclusive, all in path order (a parent before its children);
      * where node locks cannot be shared, the tenant's root alone.
      */
-    private List<SqlDialect.NodeLock> nodeLocks(GrantRequest request) {
+    private List<SqlDialect.NodeLock> nodeLocks(GrantRequest request, RequestKeys keys) {
         if (!dialect.sharesNodeLocks() && request.kind() == LockKind.PATH) {
             // the root is an ancestor of every other path, so each path grant of the tenant would lock its
             // row exclusively anyway: that row alone serialises them, and the rows below it add only work
-            return List.of(new SqlDialect.NodeLock(LockKeys.lockKey(request.kind(), request.tenant(), LockPath.ROOT), true));
+            return List.of(new SqlDialect.NodeLock(keys.root(), true));
         }
-        Map<LockPath, Boolean> exclusive = new java.util.TreeMap<>();
-        for (LockPath path : request.paths()) {
-            for (LockPath ancestor : path.ancestors()) {
-                exclusive.putIfAbsent(ancestor, false);
-            }
-            exclusive.put(path, true);
-        }
-        List<SqlDialect.NodeLock> locks = new ArrayList<>(exclusive.size());
-        exclusive.forEach((path, x) -> locks.add(new SqlDialect.NodeLock(
-                LockKeys.lockKey(request.kind(), request.tenant(), path), x)));
-        return locks;
+        return keys.nodeLocks();
     }
 
     /**
@@ -512,18 +502,27 @@ public class JdbcLockStore implements LockStore {
      * while its grants and earlier waiters are fewer than its {@link PathConflictQuery#permitLimit
      * permit limit}); null if nothing went in.
      */
-    private Grant insertUnlessConflicting(Connection connection, GrantRequest request, Instant now) throws SQLException {
+    private Grant insertUnlessConflicting(Connection connection, GrantRequest request, RequestKeys keys, Instant now)
+            throws SQLException {
         Instant expires = now.plus(request.lease()).truncatedTo(ChronoUnit.MICROS);
         long waitersBefore = waitersBefore(request);
+        StatementShapes.Shape shape = StatementShapes.Shape.of(StatementShapes.Form.UNLESS_CONFLICTING, request, keys,
+                null, waitersBefore, false);
+        String sql = shapes.text(shape, () -> unlessConflictingSql(request, waitersBefore));
+        try (PreparedStatement ps = connection.prepareStatement(sql, new String[] { "id" })) {
+            int i = bindRows(ps, 1, request, keys, now, expires);
+            bindUnlessConflicting(ps, i, request, keys, now, waitersBefore);
+            return ps.executeUpdate() == 0 ? null : grantOf(ps, request, expires);
+        }
+    }
+
+    /** The text of {@link #insertUnlessConflicting}, the same for every request of its {@link StatementShapes.Shape}. */
+    String unlessConflictingSql(GrantRequest request, long waitersBefore) {
         StringBuilder sql = new StringBuilder("INSERT INTO ");
         sql.append(tables.held()).append(" (").append(COLUMN_LIST).append(") SELECT * FROM (")
                 .append(valueRows(request, BOUND_TIMES)).append(") AS v (").append(COLUMN_LIST).append(')');
         appendUnlessConflicting(sql, request, PathConflictQuery.BOUND_CLOCK, waitersBefore);
-        try (PreparedStatement ps = connection.prepareStatement(sql.toString(), new String[] { "id" })) {
-            int i = bindRows(ps, 1, request, now, expires);
-            bindUnlessConflicting(ps, i, request, now, waitersBefore);
-            return ps.executeUpdate() == 0 ? null : grantOf(ps, request, expires);
-        }
+        return sql.toString();
     }
 
     /**
@@ -547,23 +546,22 @@ public class JdbcLockStore implements LockStore {
      *
      * @param now the time for {@link PathConflictQuery#BOUND_CLOCK}, or null where the clock is an SQL expression
      */
-    private int bindUnlessConflicting(PreparedStatement ps, int index, GrantRequest request, Instant now,
-            long waitersBefore) throws SQLException {
-        int i = conflicts.bind(ps, index, request.kind(), request.tenant(), request.paths(), now, exemptOwner(request),
-                waitersBefore);
+    private int bindUnlessConflicting(PreparedStatement ps, int index, GrantRequest request, RequestKeys keys,
+            Instant now, long waitersBefore) throws SQLException {
+        int i = conflicts.bind(ps, index, keys, now, exemptOwner(request), waitersBefore);
         if (request.kind() == LockKind.SEMAPHORE) {
             ps.setInt(i++, countedRows(request));
-            i = bindBusyAt(ps, i, request, now);
+            i = bindBusyAt(ps, i, request, keys, now);
         }
         return i;
     }
 
-    private Grant insert(Connection connection, String table, GrantRequest request, Instant now, Duration lease)
-            throws SQLException {
+    private Grant insert(Connection connection, String table, GrantRequest request, RequestKeys keys, Instant now,
+            Duration lease) throws SQLException {
         Instant expires = now.plus(lease).truncatedTo(ChronoUnit.MICROS);
         String sql = "INSERT INTO " + table + " (" + COLUMN_LIST + ") " + valueRows(request, BOUND_TIMES);
         try (PreparedStatement ps = connection.prepareStatement(sql, new String[] { "id" })) {
-            bindRows(ps, 1, request, now, expires);
+            bindRows(ps, 1, request, keys, now, expires);
             ps.executeUpdate();
             return grantOf(ps, request, expires);
         }
@@ -577,12 +575,33 @@ public class JdbcLockStore implements LockStore {
      * rows went in, then the commit ({@link SqlDialect#pipelinesGrants}). Only a busy answer costs a
      * second round trip, to name the holders.
      */
-    private HandOff pipelinedGrant(Connection connection, GrantRequest request, Grant releasing)
+    private HandOff pipelinedGrant(Connection connection, GrantRequest request, RequestKeys keys, Grant releasing)
             throws SQLException {
-        List<SqlDialect.NodeLock> locks = nodeLocks(request);
+        List<SqlDialect.NodeLock> locks = nodeLocks(request, keys);
         long waitersBefore = waitersBefore(request);
+        StatementShapes.Shape shape = StatementShapes.Shape.of(StatementShapes.Form.PIPELINED, request, keys, locks,
+                waitersBefore, releasing != null);
+        String sql = shapes.text(shape, () -> pipelinedSql(request, waitersBefore, releasing != null));
+        try (PreparedStatement ps = connection.prepareStatement(sql)) {
+            int i = dialect.bindSerialise(connection, ps, 1, locks);
+            if (releasing != null) {
+                i = bindRelease(ps, i, releasing, Duration.ZERO);
+            }
+            ps.setLong(i++, request.lease().toNanos() / 1000);
+            i = bindRows(ps, i, request, keys, null, null);
+            i = bindUnlessConflicting(ps, i, request, keys, null, waitersBefore);
+            if (request.ticket() > 0) {
+                ps.setString(i++, request.grantId());
+                ps.setString(i, request.grantId());
+            }
+            return pipelinedResult(connection, ps, request, keys, releasing != null);
+        }
+    }
+
+    /** The text of {@link #pipelinedGrant}, the same for every request of its {@link StatementShapes.Shape}. */
+    String pipelinedSql(GrantRequest request, long waitersBefore, boolean releasing) {
         StringBuilder sql = new StringBuilder(dialect.pipelinedSerialise());
-        if (releasing != null) {
+        if (releasing) {
             // after the locks, as in every grant, so that the hand-off cannot deadlock with one
             sql.append(notifyingRelease()).append("; ");
         }
@@ -598,20 +617,7 @@ public class JdbcLockStore implements LockStore {
                     .append(" WHERE grant_id = ?)");
         }
         sql.append(dialect.pipelinedEnd());
-        try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
-            int i = dialect.bindSerialise(connection, ps, 1, locks);
-            if (releasing != null) {
-                i = bindRelease(ps, i, releasing, Duration.ZERO);
-            }
-            ps.setLong(i++, request.lease().toNanos() / 1000);
-            i = bindRows(ps, i, request, null, null);
-            i = bindUnlessConflicting(ps, i, request, null, waitersBefore);
-            if (request.ticket() > 0) {
-                ps.setString(i++, request.grantId());
-                ps.setString(i, request.grantId());
-            }
-            return pipelinedResult(connection, ps, request, releasing != null);
-        }
+        return sql.toString();
     }
 
     /**
@@ -619,7 +625,7 @@ public class JdbcLockStore implements LockStore {
      * then the inserted rows.
      */
     private HandOff pipelinedResult(Connection connection, PreparedStatement ps, GrantRequest request,
-            boolean releasing) throws SQLException {
+            RequestKeys keys, boolean releasing) throws SQLException {
         Answer answer = new Answer();
         // result sets in statement order: the serialising SELECT, the release's count, the inserted rows
         int releasedAt = releasing ? 1 : -1;
@@ -636,7 +642,7 @@ public class JdbcLockStore implements LockStore {
                 answer.expires = dialect.getTime(rs, 2);
             }
         });
-        return answer.result(connection, request, !releasing);
+        return answer.result(connection, request, keys, !releasing);
     }
 
     /** The release of a hand-off as a statement answering its count in a result set, as pipelined grants read it. */
@@ -659,12 +665,13 @@ public class JdbcLockStore implements LockStore {
 
         private boolean released;
 
-        HandOff result(Connection connection, GrantRequest request, boolean nameHolders) throws SQLException {
+        HandOff result(Connection connection, GrantRequest request, RequestKeys keys, boolean nameHolders)
+                throws SQLException {
             if (now == null) {
                 throw new SQLException("The grant statement answered no time");
             }
             if (expires == null) {
-                return new HandOff(released, busyNow(connection, request, now, nameHolders));
+                return new HandOff(released, busyNow(connection, request, keys, now, nameHolders));
             }
             return new HandOff(released, GrantResult.granted(new Grant(request.grantId(), request.owner(), token,
                     request.paths().size(), expires)));
@@ -678,14 +685,35 @@ public class JdbcLockStore implements LockStore {
      * waiters reach its max, or the smallest max among the grants counted),
      * the waiting row of a queued request removed, committed.
      */
-    private HandOff blockGrant(Connection connection, GrantRequest request, Grant releasing) throws SQLException {
-        List<SqlDialect.NodeLock> locks = nodeLocks(request);
+    private HandOff blockGrant(Connection connection, GrantRequest request, RequestKeys keys, Grant releasing)
+            throws SQLException {
+        List<SqlDialect.NodeLock> locks = nodeLocks(request, keys);
         long waitersBefore = waitersBefore(request);
-        String release = releasing != null ? releaseSql(Duration.ZERO) : null;
+        StatementShapes.Shape shape = StatementShapes.Shape.of(StatementShapes.Form.BLOCK, request, keys, locks,
+                waitersBefore, releasing != null);
+        String sql = shapes.text(shape, () -> blockSql(request, locks, waitersBefore, releasing != null));
+        List<SqlDialect.BlockCount> counts = dialect.blockCounts();
+        try (PreparedStatement ps = connection.prepareStatement(sql)) {
+            int i = dialect.bindBlockOpening(ps, 1, request.lease(), countedRows(request), locks);
+            if (releasing != null) {
+                i = bindRelease(ps, i, releasing, Duration.ZERO);
+            }
+            for (int count = 0; count < counts.size(); count++) {
+                i = conflicts.bind(ps, i, keys, null, exemptOwner(request), waitersBefore);
+                ps.setInt(i++, countedRows(request));
+            }
+            i = bindRows(ps, i, request, keys, null, null);
+            if (request.ticket() > 0) {
+                ps.setString(i, request.grantId());
+            }
+            return blockResult(connection, ps, request, keys, releasing != null);
+        }
+    }
+
+    /** The text of {@link #blockGrant}, the same for every request of its {@link StatementShapes.Shape}. */
+    String blockSql(GrantRequest request, List<SqlDialect.NodeLock> locks, long waitersBefore, boolean releasing) {
+        String release = releasing ? releaseSql(Duration.ZERO) : null;
         String clock = dialect.blockClock();
-        // every count binds the same keys: hashed once, not once per count
-        PathConflictQuery.BranchKeys keys = PathConflictQuery.BranchKeys.of(request.kind(), request.tenant(),
-                request.paths());
         StringBuilder sql = new StringBuilder(dialect.blockOpening(tables, locks, release));
         List<SqlDialect.BlockCount> counts = dialect.blockCounts();
         for (SqlDialect.BlockCount count : counts) {
@@ -701,29 +729,15 @@ public class JdbcLockStore implements LockStore {
             sql.append("; ").append(dequeueSql);
         }
         sql.append(dialect.blockClosing());
-        try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
-            int i = dialect.bindBlockOpening(ps, 1, request.lease(), countedRows(request), locks);
-            if (releasing != null) {
-                i = bindRelease(ps, i, releasing, Duration.ZERO);
-            }
-            for (int count = 0; count < counts.size(); count++) {
-                i = conflicts.bind(ps, i, keys, null, exemptOwner(request), waitersBefore);
-                ps.setInt(i++, countedRows(request));
-            }
-            i = bindRows(ps, i, request, null, null);
-            if (request.ticket() > 0) {
-                ps.setString(i, request.grantId());
-            }
-            return blockResult(connection, ps, request, releasing != null);
-        }
+        return sql.toString();
     }
 
     /**
      * Reads the one row of {@link #blockGrant}: token, expiry and time, or nulls and the time when
      * busy, then the count of a release.
      */
-    private HandOff blockResult(Connection connection, PreparedStatement ps, GrantRequest request, boolean releasing)
-            throws SQLException {
+    private HandOff blockResult(Connection connection, PreparedStatement ps, GrantRequest request, RequestKeys keys,
+            boolean releasing) throws SQLException {
         Answer answer = new Answer();
         StatementResults.read(ps, (n, rs) -> {
             answer.token = rs.getLong(1);
@@ -731,7 +745,7 @@ public class JdbcLockStore implements LockStore {
             answer.now = dialect.getTime(rs, 3);
             answer.released = rs.getInt(4) > 0;
         });
-        return answer.result(connection, request, !releasing);
+        return answer.result(connection, request, keys, !releasing);
     }
 
     /**
@@ -748,19 +762,19 @@ public class JdbcLockStore implements LockStore {
      * Binds {@link #valueRows} from parameter {@code index}, the times too where they are given
      * ({@link #BOUND_TIMES}); returns the next index.
      */
-    private int bindRows(PreparedStatement ps, int index, GrantRequest request, Instant now, Instant expires)
-            throws SQLException {
-        byte[] scope = LockKeys.scopeKey(request.kind(), request.tenant());
+    private int bindRows(PreparedStatement ps, int index, GrantRequest request, RequestKeys keys, Instant now,
+            Instant expires) throws SQLException {
         String mode = request.mode() == LockMode.EXCLUSIVE ? "X" : "S";
         int i = index;
-        for (LockPath path : request.paths()) {
+        for (int p = 0; p < request.paths().size(); p++) {
+            LockPath path = request.paths().get(p);
             ps.setString(i++, request.grantId());
             ps.setString(i++, request.owner());
             ps.setString(i++, String.valueOf(request.kind().code()));
             dialect.setText(ps, i++, request.tenant());
             dialect.setText(ps, i++, path.value());
-            ps.setBytes(i++, LockKeys.lockKey(request.kind(), request.tenant(), path));
-            ps.setBytes(i++, scope);
+            ps.setBytes(i++, keys.path(p));
+            ps.setBytes(i++, keys.scope());
             ps.setString(i++, mode);
             ps.setInt(i++, request.permits());
             ps.setString(i++, truncate(request.node()));
@@ -1009,7 +1023,7 @@ public class JdbcLockStore implements LockStore {
                 return conflicts.onKey(connection, LockKeys.lockKey(kind, tenant, path), null,
                         PathConflictQuery.NO_WAITERS, MAX_HOLDERS + 1, null).rows();
             }
-            return conflicts.find(connection, kind, tenant, List.of(path), null, null, false,
+            return conflicts.find(connection, RequestKeys.of(kind, tenant, List.of(path)), null, null, false,
                     PathConflictQuery.NO_WAITERS, MAX_HOLDERS + 1);
         });
     }

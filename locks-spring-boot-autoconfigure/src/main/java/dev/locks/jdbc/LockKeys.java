@@ -4,6 +4,8 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.List;
 
 import dev.locks.LockKind;
 import dev.locks.LockPath;
@@ -14,6 +16,9 @@ import dev.locks.LockPath;
  * of kind, tenant and path, and subtree scans through the scope key plus a path prefix.
  */
 final class LockKeys {
+
+    // a copy of an unused digest, which nothing updates: MessageDigest.getInstance looks the provider up each time
+    private static final MessageDigest PROTOTYPE = prototype();
 
     private LockKeys() {
     }
@@ -38,20 +43,82 @@ final class LockKeys {
         return ByteBuffer.wrap(lockKey, 0, 8).getLong();
     }
 
+    /**
+     * The keys of a path's ancestors, root first, then of the path itself: what {@link #lockKey}
+     * gives for each, from one pass of the digest over the path. A grant binds the key of every
+     * ancestor, and a deep path has many.
+     */
+    static List<byte[]> lineage(LockKind kind, String tenant, LockPath path) {
+        if (path.depth() == 0) {
+            return List.of(lockKey(kind, tenant, path));
+        }
+        // '/' is one byte in UTF-8 and never part of a longer character: each ancestor's bytes are a prefix
+        byte[] bytes = path.value().getBytes(StandardCharsets.UTF_8);
+        List<byte[]> keys = new ArrayList<>(path.depth() + 1);
+        MessageDigest digest = start(kind, tenant);
+        digest.update((byte) 0);
+        // the root is "/" itself; every other ancestor ends right before a '/'
+        digest.update(bytes, 0, 1);
+        keys.add(finishCopy(digest));
+        int fed = 1;
+        for (int i = 1; i < bytes.length; i++) {
+            if (bytes[i] == '/') {
+                digest.update(bytes, fed, i - fed);
+                fed = i;
+                keys.add(finishCopy(digest));
+            }
+        }
+        digest.update(bytes, fed, bytes.length - fed);
+        keys.add(digest.digest());
+        return keys;
+    }
+
     private static byte[] sha256(LockKind kind, String tenant, String path) {
+        MessageDigest digest = start(kind, tenant);
+        if (path != null) {
+            // NUL never occurs in a tenant or path, so the parts cannot run into each other
+            digest.update((byte) 0);
+            digest.update(path.getBytes(StandardCharsets.UTF_8));
+        }
+        return digest.digest();
+    }
+
+    private static MessageDigest start(LockKind kind, String tenant) {
+        MessageDigest digest = newDigest();
+        digest.update((byte) kind.code());
+        digest.update((byte) 0);
+        digest.update(tenant.getBytes(StandardCharsets.UTF_8));
+        return digest;
+    }
+
+    private static byte[] finishCopy(MessageDigest digest) {
+        try {
+            return ((MessageDigest) digest.clone()).digest();
+        }
+        catch (CloneNotSupportedException ex) {
+            throw new IllegalStateException("The SHA-256 digest of this JVM cannot be copied", ex);
+        }
+    }
+
+    private static MessageDigest prototype() {
         try {
             MessageDigest digest = MessageDigest.getInstance("SHA-256");
-            digest.update((byte) kind.code());
-            digest.update((byte) 0);
-            digest.update(tenant.getBytes(StandardCharsets.UTF_8));
-            if (path != null) {
-                // NUL never occurs in a tenant or path, so the parts cannot run into each other
-                digest.update((byte) 0);
-                digest.update(path.getBytes(StandardCharsets.UTF_8));
-            }
-            return digest.digest();
+            digest.clone();
+            return digest;
         }
         catch (NoSuchAlgorithmException ex) {
+            throw new IllegalStateException("SHA-256 is missing from this JVM", ex);
+        }
+        catch (CloneNotSupportedException ex) {
+            return null;
+        }
+    }
+
+    private static MessageDigest newDigest() {
+        try {
+            return PROTOTYPE != null ? (MessageDigest) PROTOTYPE.clone() : MessageDigest.getInstance("SHA-256");
+        }
+        catch (CloneNotSupportedException | NoSuchAlgorithmException ex) {
             throw new IllegalStateException("SHA-256 is missing from this JVM", ex);
         }
     }

@@ -6,10 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 
 import dev.locks.LockHolder;
 import dev.locks.LockKind;
@@ -62,19 +59,19 @@ final class PathConflictQuery {
     static final String BOUND_CLOCK = "?";
 
     /**
-     * Live rows overlapping {@code paths}: grants, and waiting requests that queued before
+     * Live rows overlapping the request's paths: grants, and waiting requests that queued before
      * {@code waitersBefore} ({@link #ALL_WAITERS}: all of them, {@link #NO_WAITERS}: none).
      *
+     * @param keys the request's kind, paths and their keys
      * @param now the time rows must outlive, or null to read the database's clock in the query itself
      *            (one statement instead of a clock read and the query)
      * @param exceptOwner ignore this owner's rows (null: keep all)
      * @param onlyExclusive keep only exclusive rows (a shared request conflicts with nothing else)
      * @param limit the most rows to return
      */
-    List<LockHolder> find(Connection connection, LockKind kind, String tenant, List<LockPath> paths, Instant now,
-            String exceptOwner, boolean onlyExclusive, long waitersBefore, int limit) throws SQLException {
-        try (PreparedStatement ps = prepare(connection, "", kind, tenant, paths, now, exceptOwner, onlyExclusive,
-                waitersBefore, limit)) {
+    List<LockHolder> find(Connection connection, RequestKeys keys, Instant now, String exceptOwner,
+            boolean onlyExclusive, long waitersBefore, int limit) throws SQLException {
+        try (PreparedStatement ps = prepare(connection, "", keys, now, exceptOwner, onlyExclusive, waitersBefore, limit)) {
             return read(ps);
         }
     }
@@ -86,14 +83,14 @@ final class PathConflictQuery {
      * @param lockClause null to read the statement's snapshot, or a locking read's clause
      *                   ({@link SqlDialect#lockingReadWithoutWaiting}) to read the grants' rows themselves
      */
-    boolean exists(Connection connection, LockKind kind, String tenant, List<LockPath> paths, Instant now,
-            String exceptOwner, boolean onlyExclusive, long waitersBefore, String lockClause) throws SQLException {
+    boolean exists(Connection connection, RequestKeys keys, Instant now, String exceptOwner, boolean onlyExclusive,
+            long waitersBefore, String lockClause) throws SQLException {
         StringBuilder sql = new StringBuilder();
-        appendBranches(sql, Selected.CONSTANT, clock(now), kind, paths, exceptOwner, onlyExclusive, waitersBefore,
-                lockClause);
+        appendBranches(sql, Selected.CONSTANT, clock(now), keys.kind(), keys.paths(), exceptOwner, onlyExclusive,
+                waitersBefore, lockClause);
         sql.append(" LIMIT 1");
         try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
-            bind(ps, 1, kind, tenant, paths, now, exceptOwner, waitersBefore);
+            bind(ps, 1, keys, now, exceptOwner, waitersBefore);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next();
             }
@@ -104,8 +101,8 @@ final class PathConflictQuery {
     List<String> explain(Connection connection, LockKind kind, String tenant, List<LockPath> paths, Instant now,
             String exceptOwner, boolean onlyExclusive, long waitersBefore) throws SQLException {
         List<String> plan = new ArrayList<>();
-        try (PreparedStatement ps = prepare(connection, "EXPLAIN ", kind, tenant, paths, now, exceptOwner,
-                onlyExclusive, waitersBefore, 10); ResultSet rs = ps.executeQuery()) {
+        try (PreparedStatement ps = prepare(connection, "EXPLAIN ", RequestKeys.of(kind, tenant, paths), now,
+                exceptOwner, onlyExclusive, waitersBefore, 10); ResultSet rs = ps.executeQuery()) {
             int columns = rs.getMetaData().getColumnCount();
             while (rs.next()) {
                 StringBuilder line = new StringBuilder();
@@ -118,15 +115,15 @@ final class PathConflictQuery {
         return plan;
     }
 
-    private PreparedStatement prepare(Connection connection, String sqlPrefix, LockKind kind, String tenant,
-            List<LockPath> paths, Instant now, String exceptOwner, boolean onlyExclusive, long waitersBefore, int limit)
-            throws SQLException {
+    private PreparedStatement prepare(Connection connection, String sqlPrefix, RequestKeys keys, Instant now,
+            String exceptOwner, boolean onlyExclusive, long waitersBefore, int limit) throws SQLException {
         StringBuilder sql = new StringBuilder(sqlPrefix);
-        appendBranches(sql, Selected.HOLDERS, clock(now), kind, paths, exceptOwner, onlyExclusive, waitersBefore, null);
+        appendBranches(sql, Selected.HOLDERS, clock(now), keys.kind(), keys.paths(), exceptOwner, onlyExclusive,
+                waitersBefore, null);
         sql.append(" ORDER BY id LIMIT ").append(limit);
         PreparedStatement ps = connection.prepareStatement(sql.toString());
         try {
-            bind(ps, 1, kind, tenant, paths, now, exceptOwner, waitersBefore);
+            bind(ps, 1, keys, now, exceptOwner, waitersBefore);
             return ps;
         }
         catch (SQLException | RuntimeException ex) {
@@ -149,7 +146,7 @@ final class PathConflictQuery {
      */
     void appendBranches(StringBuilder sql, Selected selected, String clock, LockKind kind, List<LockPath> paths,
             String exceptOwner, boolean onlyExclusive, long waitersBefore, String lockClause) {
-        int keys = keyPaths(paths).size();
+        int keys = RequestKeys.lockKeyCount(paths);
         String filter = (exceptOwner != null ? " AND owner_token <> ?" : "") + (onlyExclusive ? " AND lock_mode = 'X'" : "");
         // the waiting table is created like the held one, with indexes of the same names
         String byKey = dialect.readThrough(tables.keyIndex());
@@ -189,27 +186,18 @@ final class PathConflictQuery {
     }
 
     /**
-     * Binds what {@link #appendBranches} wrote, from parameter {@code index}; returns the next index.
+     * Binds what {@link #appendBranches} wrote for the request whose keys are {@code keys}, from
+     * parameter {@code index}; returns the next index.
      *
      * @param now the time for {@link #BOUND_CLOCK}, or null where the branches read the clock in SQL
      */
-    int bind(PreparedStatement ps, int index, LockKind kind, String tenant, List<LockPath> paths, Instant now,
-            String exceptOwner, long waitersBefore) throws SQLException {
-        return bind(ps, index, BranchKeys.of(kind, tenant, paths), now, exceptOwner, waitersBefore);
-    }
-
-    /**
-     * Binds what {@link #appendBranches} wrote with keys computed once, for a statement that repeats
-     * the branches (a block grant's counts); returns the next index.
-     *
-     * @param now the time for {@link #BOUND_CLOCK}, or null where the branches read the clock in SQL
-     */
-    int bind(PreparedStatement ps, int index, BranchKeys keys, Instant now, String exceptOwner, long waitersBefore)
+    int bind(PreparedStatement ps, int index, RequestKeys keys, Instant now, String exceptOwner, long waitersBefore)
             throws SQLException {
         int i = index;
+        List<byte[]> lockKeys = keys.lockKeys();
         for (String table : tableStates(waitersBefore)) {
             long before = table.equals(tables.waiting()) ? waitersBefore : 0;
-            for (byte[] key : keys.lockKeys()) {
+            for (byte[] key : lockKeys) {
                 ps.setBytes(i++, key);
             }
             i = bindFilter(ps, i, now, exceptOwner, before);
@@ -222,41 +210,6 @@ final class PathConflictQuery {
             }
         }
         return i;
-    }
-
-    /**
-     * The keys the branches of one request bind: of its paths and their ancestors, and of its scope.
-     * Each is a SHA-256, so a statement that repeats the branches computes them once.
-     */
-    record BranchKeys(LockKind kind, List<LockPath> paths, List<byte[]> lockKeys, byte[] scope) {
-
-        static BranchKeys of(LockKind kind, String tenant, List<LockPath> paths) {
-            List<byte[]> keys = new ArrayList<>();
-            for (LockPath path : keyPaths(paths)) {
-                keys.add(LockKeys.lockKey(kind, tenant, path));
-            }
-            return new BranchKeys(kind, paths, keys, kind == LockKind.PATH ? LockKeys.scopeKey(kind, tenant) : null);
-        }
-    }
-
-    /**
-     * The paths and their ancestors, each once: siblings share their ancestors, and a request of many
-     * of them would otherwise send each ancestor's key once per path.
-     */
-    private static Collection<LockPath> keyPaths(List<LockPath> paths) {
-        if (paths.size() == 1) {
-            // a path and its ancestors are distinct already: no set on every single-path grant
-            List<LockPath> keyed = new ArrayList<>(paths.get(0).ancestors().size() + 1);
-            keyed.add(paths.get(0));
-            keyed.addAll(paths.get(0).ancestors());
-            return keyed;
-        }
-        Set<LockPath> keyed = new LinkedHashSet<>();
-        for (LockPath path : paths) {
-            keyed.add(path);
-            keyed.addAll(path.ancestors());
-        }
-        return keyed;
     }
 
     /** The clock of a query: bound to {@code now}, or the database's own where {@code now} is null. */

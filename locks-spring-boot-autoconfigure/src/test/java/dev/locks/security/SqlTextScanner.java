@@ -92,6 +92,10 @@ final class SqlTextScanner {
             "extendRowsOfGrants(held,grantIds,\"renew_until\",\"renew_ids\")",
             "extendRowsOfGrants(held,grantIds,\"(SELECT until FROM c)\",null)",
 
+            // a grant's text kept by shape: built by these methods, whose bodies this rule checks
+            "shapes.text(shape,()->unlessConflictingSql(request,waitersBefore))",
+            "shapes.text(shape,()->pipelinedSql(request,waitersBefore,releasing!=null))",
+            "shapes.text(shape,()->blockSql(request,locks,waitersBefore,releasing!=null))",
             "clock(now)", "dialect.schemaCreationLock()", "liveRowsOfGrant()", "dialect.leaseOutlives(clock)",
             "dialect.leaseOutlives(clock(now))", "dialect.leaseOutlives(dialect.now())",
             "HELD_MAX", "PathConflictQuery.HELD_MAX", "UNDER_LIMIT", "selectList(selected,kind,waiting)",

@@ -17,7 +17,8 @@ import dev.locks.LockPath;
  */
 final class LockKeys {
 
-    // a copy of an unused digest, which nothing updates: MessageDigest.getInstance looks the provider up each time
+    // Digests are cloned from this one, which is never updated, so concurrent clones only read it:
+    // MessageDigest.getInstance looks the provider up each time. Null where the provider cannot clone.
     private static final MessageDigest PROTOTYPE = prototype();
 
     private LockKeys() {
@@ -51,6 +52,15 @@ final class LockKeys {
     static List<byte[]> lineage(LockKind kind, String tenant, LockPath path) {
         if (path.depth() == 0) {
             return List.of(lockKey(kind, tenant, path));
+        }
+        if (PROTOTYPE == null) {
+            // a digest that cannot be copied cannot be finished at each ancestor: one digest each
+            List<byte[]> keys = new ArrayList<>(path.depth() + 1);
+            for (LockPath ancestor : path.ancestors()) {
+                keys.add(lockKey(kind, tenant, ancestor));
+            }
+            keys.add(lockKey(kind, tenant, path));
+            return keys;
         }
         // '/' is one byte in UTF-8 and never part of a longer character: each ancestor's bytes are a prefix
         byte[] bytes = path.value().getBytes(StandardCharsets.UTF_8);
@@ -118,8 +128,11 @@ final class LockKeys {
         try {
             return PROTOTYPE != null ? (MessageDigest) PROTOTYPE.clone() : MessageDigest.getInstance("SHA-256");
         }
-        catch (CloneNotSupportedException | NoSuchAlgorithmException ex) {
+        catch (NoSuchAlgorithmException ex) {
             throw new IllegalStateException("SHA-256 is missing from this JVM", ex);
+        }
+        catch (CloneNotSupportedException ex) {
+            throw new IllegalStateException("The SHA-256 digest of this JVM cannot be copied", ex);
         }
     }
 }

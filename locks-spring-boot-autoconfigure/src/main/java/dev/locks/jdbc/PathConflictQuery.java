@@ -146,7 +146,7 @@ final class PathConflictQuery {
      */
     void appendBranches(StringBuilder sql, Selected selected, String clock, LockKind kind, List<LockPath> paths,
             String exceptOwner, boolean onlyExclusive, long waitersBefore, String lockClause) {
-        int keys = RequestKeys.lockKeyCount(paths);
+        int keys = RequestKeys.keyCountOf(paths);
         String filter = (exceptOwner != null ? " AND owner_token <> ?" : "") + (onlyExclusive ? " AND lock_mode = 'X'" : "");
         // the waiting table is created like the held one, with indexes of the same names
         String byKey = dialect.readThrough(tables.keyIndex());

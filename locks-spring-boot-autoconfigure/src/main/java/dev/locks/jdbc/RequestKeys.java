@@ -1,6 +1,7 @@
 package dev.locks.jdbc;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,8 +15,8 @@ import dev.locks.store.GrantRequest;
 
 /**
  * The SHA-256 keys of one request, each computed once: of its paths, of their ancestors and of its
- * tenant's scope. A grant binds them up to three times (node locks, conflict branches, its rows),
- * and a path twenty levels deep has twenty ancestors.
+ * tenant's scope. A grant binds them more than once (its node locks, each count's branches, its
+ * rows), and a path twenty levels deep has twenty ancestors.
  */
 final class RequestKeys {
 
@@ -47,7 +48,8 @@ final class RequestKeys {
     static RequestKeys of(LockKind kind, String tenant, List<LockPath> paths) {
         byte[] scope = LockKeys.scopeKey(kind, tenant);
         if (paths.size() == 1) {
-            return new RequestKeys(kind, paths, null, LockKeys.lineage(kind, tenant, paths.get(0)), scope);
+            return new RequestKeys(kind, paths, null,
+                    Collections.unmodifiableList(LockKeys.lineage(kind, tenant, paths.get(0))), scope);
         }
         // siblings share their ancestors: each is keyed, and bound, once
         Map<LockPath, byte[]> byPath = new LinkedHashMap<>();
@@ -85,7 +87,7 @@ final class RequestKeys {
         return lineage != null ? lineage.get(0) : byPath.get(LockPath.ROOT);
     }
 
-    /** The keys of the paths and their ancestors, each once: {@link #lockKeyCount} of them. */
+    /** The keys of the paths and their ancestors, each once: {@link #lockKeyCount()} of them. */
     List<byte[]> lockKeys() {
         return lineage != null ? lineage : new ArrayList<>(byPath.values());
     }
@@ -95,8 +97,11 @@ final class RequestKeys {
         return lineage != null ? lineage.size() : byPath.size();
     }
 
-    /** How many keys {@link #lockKeys} gives for these paths, without computing them. */
-    static int lockKeyCount(List<LockPath> paths) {
+    /**
+     * How many keys {@link #lockKeys} gives for these paths, without computing them: what a statement's
+     * text needs, which is kept for requests of other paths too.
+     */
+    static int keyCountOf(List<LockPath> paths) {
         if (paths.size() == 1) {
             return paths.get(0).depth() + 1;
         }

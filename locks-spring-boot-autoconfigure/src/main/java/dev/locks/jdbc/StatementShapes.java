@@ -1,5 +1,6 @@
 package dev.locks.jdbc;
 
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -10,26 +11,29 @@ import dev.locks.LockMode;
 import dev.locks.store.GrantRequest;
 
 /**
- * The SQL text of grant statements, kept by {@link Shape}. A grant's text depends on its shape
- * alone, never on the paths, tenant or owner it binds, so one text serves every request of a shape.
+ * The SQL text of one store's grant statements, kept by {@link Shape}. Within a store (one dialect,
+ * one table prefix, one release channel and origin tag) a grant's text depends on its shape alone,
+ * never on the paths, tenant or owner it binds, so one text serves every request of a shape.
  * It is built once instead of at every grant: on H2, where the database runs on the calling thread,
  * building it and hashing it to find the parsed statement took about a tenth of an acquisition.
  * A driver's or H2's statement cache then hashes one {@code String}, which keeps its hash.
+ *
+ * <p>With assertions on (as in the tests), every text found is checked against a fresh build.
  */
 final class StatementShapes {
 
     /**
-     * Texts kept at most. Requests of more shapes (many path counts and depths) clear them and start
-     * again: texts are rebuilt, never wrong.
+     * Texts kept at most. A new shape beyond them pushes out one kept text, which is rebuilt when it is
+     * needed again: never wrong, only slower.
      */
-    static final int MAX_SHAPES = 128;
+    static final int MAX_SHAPES = 256;
 
     /**
      * Longer texts (requests of many paths) are built each time rather than kept, so that the kept
-     * texts stay under a megabyte; it is also the longest statement that the Connector/J settings the
-     * README recommends prepare once per connection ({@code prepStmtCacheSqlLimit}).
+     * texts stay within two megabytes; Connector/J, with the settings the README recommends
+     * ({@code prepStmtCacheSqlLimit=8192}), prepares once per connection only texts shorter than 8192.
      */
-    static final int MAX_KEPT_LENGTH = 8192;
+    static final int MAX_KEPT_LENGTH = 8191;
 
     private final Map<Shape, String> texts = new ConcurrentHashMap<>();
 
@@ -40,10 +44,17 @@ final class StatementShapes {
             text = build.get();
             if (text.length() <= MAX_KEPT_LENGTH) {
                 if (texts.size() >= MAX_SHAPES) {
-                    texts.clear();
+                    Iterator<Shape> kept = texts.keySet().iterator();
+                    if (kept.hasNext()) {
+                        kept.next();
+                        kept.remove();
+                    }
                 }
                 texts.put(shape, text);
             }
+        }
+        else {
+            assert text.equals(build.get()) : "the kept text of " + shape + " is not the one its request builds";
         }
         return text;
     }
@@ -64,18 +75,22 @@ final class StatementShapes {
     }
 
     /**
-     * Everything a grant statement's text depends on.
+     * Everything a grant statement's text depends on within one store.
      *
+     * @param form which of the grant statements
+     * @param kind paths have subtree branches; a semaphore counts permits; only a semaphore binds no owner
+     * @param mode a shared request counts only exclusive rows
      * @param paths how many paths the request has: one row and one subtree branch each
      * @param keys how many keys of paths and ancestors the branches look up
-     * @param sharedLocks how many node rows the statement locks shared (the rest it locks exclusively)
+     * @param sharedLocks how many node rows the statement locks shared
+     * @param exclusiveLocks how many node rows the statement locks exclusively
      * @param waiters which waiting rows count: {@link PathConflictQuery#NO_WAITERS},
      *                {@link PathConflictQuery#ALL_WAITERS}, or 1 for those queued before the request
      * @param queued whether the request has a waiting row to remove
      * @param releasing whether the statement first releases a grant (a hand-off)
      */
-    record Shape(Form form, LockKind kind, LockMode mode, int paths, int keys, int sharedLocks, long waiters,
-            boolean queued, boolean releasing) {
+    record Shape(Form form, LockKind kind, LockMode mode, int paths, int keys, int sharedLocks, int exclusiveLocks,
+            long waiters, boolean queued, boolean releasing) {
 
         /**
          * @param locks the node rows the statement locks, or null where the statement locks none itself
@@ -85,13 +100,17 @@ final class StatementShapes {
         static Shape of(Form form, GrantRequest request, RequestKeys keys, List<SqlDialect.NodeLock> locks,
                 long waitersBefore, boolean releasing) {
             int shared = 0;
+            int exclusive = 0;
             if (locks != null) {
                 for (SqlDialect.NodeLock lock : locks) {
                     shared += lock.exclusive() ? 0 : 1;
+                    exclusive += lock.exclusive() ? 1 : 0;
                 }
             }
+            // the text tells no waiters, all waiters and those before a ticket apart, not one ticket from another
+            long queuePlace = waitersBefore > 0 ? 1 : waitersBefore;
             return new Shape(form, request.kind(), request.mode(), request.paths().size(), keys.lockKeyCount(), shared,
-                    Long.signum(waitersBefore), request.ticket() > 0, releasing);
+                    exclusive, queuePlace, request.ticket() > 0, releasing);
         }
     }
 }

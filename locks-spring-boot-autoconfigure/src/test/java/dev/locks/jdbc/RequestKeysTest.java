@@ -66,13 +66,13 @@ class RequestKeysTest {
     }
 
     @Test
-    void theKeysOfTheBranchesAreAsManyAsTheCountWithoutKeysSays() {
+    void theKeysOfTheBranchesAreAsManyAsTheirTextHasPlaceholders() {
         List<LockPath> one = List.of(PATHS.normalize("/a/b/c"));
         List<LockPath> siblings = Stream.of("/a/b/c", "/a/b/d", "/e").map(PATHS::normalize).toList();
 
-        assertThat(RequestKeys.of(LockKind.PATH, "t", one).lockKeys()).hasSize(RequestKeys.lockKeyCount(one)).hasSize(4);
+        assertThat(RequestKeys.of(LockKind.PATH, "t", one).lockKeys()).hasSize(RequestKeys.keyCountOf(one)).hasSize(4);
         assertThat(RequestKeys.of(LockKind.PATH, "t", siblings).lockKeys())
-                .hasSize(RequestKeys.lockKeyCount(siblings)).hasSize(6);
+                .hasSize(RequestKeys.keyCountOf(siblings)).hasSize(6);
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.locks.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,36 +33,43 @@ class StatementShapesTest {
     @Test
     void requestsOfOneShapeBuildOneUnlessConflictingText() {
         JdbcLockStore store = store(new H2Dialect());
-        assertOneTextPerShape(StatementShapes.Form.UNLESS_CONFLICTING, (request, keys, releasing) ->
+        assertOneTextPerShape(StatementShapes.Form.UNLESS_CONFLICTING, (request, releasing) ->
                 store.unlessConflictingSql(request, waitersBefore(request)));
     }
 
     @Test
     void requestsOfOneShapeBuildOnePipelinedText() {
         JdbcLockStore store = store(new PostgresDialect());
-        assertOneTextPerShape(StatementShapes.Form.PIPELINED, (request, keys, releasing) ->
+        assertOneTextPerShape(StatementShapes.Form.PIPELINED, (request, releasing) ->
                 store.pipelinedSql(request, waitersBefore(request), releasing));
     }
 
     @Test
     void requestsOfOneShapeBuildOneBlockText() {
         JdbcLockStore store = store(new MariaDbDialect());
-        assertOneTextPerShape(StatementShapes.Form.BLOCK, (request, keys, releasing) ->
-                store.blockSql(request, locks(request, keys), waitersBefore(request), releasing));
+        assertOneTextPerShape(StatementShapes.Form.BLOCK, (request, releasing) ->
+                store.blockSql(request, RequestKeys.of(request).nodeLocks(), waitersBefore(request), releasing));
     }
 
     @Test
-    void aShapeIsBuiltOnceAndThenKept() {
+    void aShapesTextIsKeptAndServedAgain() {
         StatementShapes shapes = new StatementShapes();
-        AtomicInteger builds = new AtomicInteger();
-        StatementShapes.Shape shape = new StatementShapes.Shape(StatementShapes.Form.BLOCK, LockKind.PATH,
-                LockMode.EXCLUSIVE, 1, 3, 2, 0, false, false);
+        StatementShapes.Shape shape = shape(3);
 
-        String first = shapes.text(shape, () -> "text " + builds.incrementAndGet());
-        String second = shapes.text(shape, () -> "text " + builds.incrementAndGet());
+        String first = shapes.text(shape, () -> new String("text"));
+        String second = shapes.text(shape, () -> new String("text"));
 
         assertThat(second).isSameAs(first);
-        assertThat(builds).hasValue(1);
+    }
+
+    @Test
+    void aKeptTextThatARequestWouldNotBuildFailsAnAssertion() {
+        // surefire runs with assertions on, as the tests of every store do
+        StatementShapes shapes = new StatementShapes();
+        shapes.text(shape(3), () -> "text");
+
+        assertThatThrownBy(() -> shapes.text(shape(3), () -> "another text")).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("keys=3");
     }
 
     @Test
@@ -69,19 +77,17 @@ class StatementShapesTest {
         StatementShapes shapes = new StatementShapes();
         for (int keys = 1; keys <= StatementShapes.MAX_SHAPES * 3; keys++) {
             int k = keys;
-            StatementShapes.Shape shape = new StatementShapes.Shape(StatementShapes.Form.BLOCK, LockKind.PATH,
-                    LockMode.EXCLUSIVE, 1, k, k - 1, 0, false, false);
-            assertThat(shapes.text(shape, () -> "keys " + k)).isEqualTo("keys " + k);
+            assertThat(shapes.text(shape(k), () -> "keys " + k)).isEqualTo("keys " + k);
             assertThat(shapes.size()).isLessThanOrEqualTo(StatementShapes.MAX_SHAPES);
         }
+        assertThat(shapes.size()).isEqualTo(StatementShapes.MAX_SHAPES);
     }
 
     @Test
     void aTextLongerThanTheBoundIsBuiltEachTime() {
         StatementShapes shapes = new StatementShapes();
         AtomicInteger builds = new AtomicInteger();
-        StatementShapes.Shape shape = new StatementShapes.Shape(StatementShapes.Form.BLOCK, LockKind.PATH,
-                LockMode.EXCLUSIVE, 500, 1000, 500, 0, false, false);
+        StatementShapes.Shape shape = shape(1000);
         String longText = "x".repeat(StatementShapes.MAX_KEPT_LENGTH + 1);
 
         shapes.text(shape, () -> longText + builds.incrementAndGet());
@@ -91,9 +97,15 @@ class StatementShapesTest {
         assertThat(shapes.size()).isZero();
     }
 
+    /** A single-path exclusive block's shape with {@code keys} keys. */
+    private static StatementShapes.Shape shape(int keys) {
+        return new StatementShapes.Shape(StatementShapes.Form.BLOCK, LockKind.PATH, LockMode.EXCLUSIVE, 1, keys,
+                keys - 1, 1, 0, false, false);
+    }
+
     @FunctionalInterface
     private interface Builder {
-        String build(GrantRequest request, RequestKeys keys, boolean releasing);
+        String build(GrantRequest request, boolean releasing);
     }
 
     /** Random requests of every kind, mode, path count, depth and place in the queue. */
@@ -106,9 +118,9 @@ class StatementShapesTest {
             RequestKeys keys = RequestKeys.of(request);
             boolean releasing = form != StatementShapes.Form.UNLESS_CONFLICTING && random.nextBoolean();
             StatementShapes.Shape shape = StatementShapes.Shape.of(form, request, keys,
-                    form == StatementShapes.Form.UNLESS_CONFLICTING ? null : locks(request, keys),
+                    form == StatementShapes.Form.UNLESS_CONFLICTING ? null : keys.nodeLocks(),
                     waitersBefore(request), releasing);
-            String text = builder.build(request, keys, releasing);
+            String text = builder.build(request, releasing);
             String earlier = texts.putIfAbsent(shape, text);
             if (earlier != null) {
                 repeats++;
@@ -143,10 +155,6 @@ class StatementShapesTest {
         long ticket = random.nextBoolean() ? 0 : 1 + random.nextInt(1_000_000);
         return new GrantRequest(kind, "tenant-" + random.nextInt(3), paths, mode, Duration.ofSeconds(30), permits,
                 "o".repeat(32), "g".repeat(32), "node", "thread", ticket, random.nextInt(4) == 0);
-    }
-
-    private static List<SqlDialect.NodeLock> locks(GrantRequest request, RequestKeys keys) {
-        return keys.nodeLocks();
     }
 
     private static long waitersBefore(GrantRequest request) {

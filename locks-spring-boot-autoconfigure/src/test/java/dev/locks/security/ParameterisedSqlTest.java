@@ -35,6 +35,18 @@ class ParameterisedSqlTest {
     }
 
     @Test
+    void aCheckedCallWithoutTheArgumentItsTableNamesIsCaught() {
+        // exists(...)'s lock clause is its seventh argument: a call with fewer means the table is out of date
+        assertThat(SqlTextScanner.scan("Stale.java", """
+                class Stale {
+                    boolean f(Connection c) throws Exception {
+                        return conflicts.exists(c, keys, now, owner, false);
+                    }
+                }
+                """)).singleElement().asString().contains("Stale.java:3").contains("out of date");
+    }
+
+    @Test
     void aValueConcatenatedIntoSqlIsCaught() {
         assertThat(SqlTextScanner.scan("Bad.java", """
                 class Bad {

@@ -57,7 +57,7 @@ final class InPlaceGrantPrototype implements LockStore {
          * and by subtree range, and still count {@code held} and {@code wait}, which stay quiet as
          * they would with only shared grants in them.
          */
-        NODE_ROW,
+        NODE_ROW("node", "locks, grants in node rows (prototype)"),
 
         /**
          * In a row of {@code held} as today, but a grant takes over an expired row of its path where
@@ -65,7 +65,18 @@ final class InPlaceGrantPrototype implements LockStore {
          * token in a column of its own, and the key index loses {@code expires_at}, so that ending a
          * lease changes no entry the counts read. The counts are today's.
          */
-        REUSED_HELD_ROW
+        REUSED_HELD_ROW("held", "locks, held rows reused (prototype)");
+
+        /** Its name in {@code -Dlocks.bench.inPlacePrototype}. */
+        final String option;
+
+        /** Its name in the benchmark's tables. */
+        final String label;
+
+        Design(String option, String label) {
+            this.option = option;
+            this.label = label;
+        }
     }
 
     private final Design design;

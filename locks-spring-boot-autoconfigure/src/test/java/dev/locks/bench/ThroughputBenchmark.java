@@ -9,6 +9,7 @@ import static dev.locks.bench.BenchSetup.WARMUP_ROUNDS;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -169,34 +170,28 @@ class ThroughputBenchmark {
         }
         for (InPlaceGrantPrototype.Design design : PROTOTYPES) {
             LockService inPlace = db.inPlacePrototype(design, "bench-p", db.poolA());
-            rounds.add(prototypeName(design), () -> pathLoad.apply(inPlace));
+            rounds.add(design.label, () -> pathLoad.apply(inPlace));
         }
     }
 
     private static List<InPlaceGrantPrototype.Design> prototypes(String names) {
         List<InPlaceGrantPrototype.Design> designs = new ArrayList<>();
         for (String name : names.split(",")) {
-            switch (name.trim()) {
-                case "" -> { }
-                case "node", "true" -> designs.add(InPlaceGrantPrototype.Design.NODE_ROW);
-                case "held" -> designs.add(InPlaceGrantPrototype.Design.REUSED_HELD_ROW);
-                default -> throw new IllegalArgumentException(
-                        "locks.bench.inPlacePrototype takes node, held or both, not '" + name + "'");
+            if (!name.isBlank()) {
+                designs.add(Arrays.stream(InPlaceGrantPrototype.Design.values())
+                        .filter(design -> design.option.equals(name.trim())).findFirst()
+                        .orElseThrow(() -> new IllegalArgumentException(
+                                "locks.bench.inPlacePrototype takes node, held or both, not '" + name + "'")));
             }
         }
         return designs;
     }
 
-    private static String prototypeName(InPlaceGrantPrototype.Design design) {
-        return design == InPlaceGrantPrototype.Design.NODE_ROW ? "locks, grants in node rows (prototype)"
-                : "locks, held rows reused (prototype)";
-    }
-
     private static void report(String title, Map<String, Interleaved.Result> results) {
         report(title, results, OURS, SHEDLOCK, REGISTRY);
         for (InPlaceGrantPrototype.Design design : PROTOTYPES) {
-            if (results.containsKey(prototypeName(design))) {
-                report(title + ", " + prototypeName(design), results, prototypeName(design), SHEDLOCK, OURS);
+            if (results.containsKey(design.label)) {
+                report(title + ", " + design.label, results, design.label, SHEDLOCK, OURS);
             }
         }
     }

@@ -47,6 +47,8 @@ final class BenchDatabase implements AutoCloseable {
 
     private final List<String> extraPrefixes = new ArrayList<>();
 
+    private final List<String> extraPeerPrefixes = new ArrayList<>();
+
     /**
      * Connector/J's settings for every contender on MySQL/MariaDB: {@code recommended} (the default:
      * the ones this library's README recommends, {@link ConnectorJTuning#RECOMMENDED}) or
@@ -161,9 +163,20 @@ final class BenchDatabase implements AutoCloseable {
 
     /** ShedLock as its README recommends: JdbcTemplateLockProvider using the database's time. */
     LockProvider shedLock(DataSource pool) {
+        return shedLock(pool, prefix);
+    }
+
+    /** ShedLock on a table of its own, e.g. one filled with many locked names. */
+    LockProvider shedLockOnOwnTable(DataSource pool, String tablePrefix) throws SQLException {
+        extraPeerPrefixes.add(tablePrefix);
+        PeerTables.create(database, poolA, tablePrefix);
+        return shedLock(pool, tablePrefix);
+    }
+
+    private static LockProvider shedLock(DataSource pool, String tablePrefix) {
         return new JdbcTemplateLockProvider(JdbcTemplateLockProvider.Configuration.builder()
                 .withJdbcTemplate(new JdbcTemplate(pool))
-                .withTableName(PeerTables.shedLockTable(prefix))
+                .withTableName(PeerTables.shedLockTable(tablePrefix))
                 .usingDbTime()
                 .build());
     }
@@ -199,6 +212,7 @@ final class BenchDatabase implements AutoCloseable {
             TestDatabase.dropTables(poolA, prefix);
             extraPrefixes.forEach(p -> TestDatabase.dropTables(poolA, p));
             PeerTables.drop(poolA, prefix);
+            extraPeerPrefixes.forEach(p -> PeerTables.drop(poolA, p));
             poolA.close();
         }
         if (poolB != null) {

@@ -9,6 +9,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -16,6 +17,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
+
+import net.javacrumbs.shedlock.core.ClockProvider;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.LockProvider;
+import net.javacrumbs.shedlock.core.SimpleLock;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -78,6 +84,31 @@ class LatencyBenchmark {
         }
     }
 
+    /**
+     * The same question put to ShedLock, as context for the target above: how much 100,000 rows in its
+     * table slow a single-key lock that has no hierarchy to check.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(TestDatabase.class)
+    void shedLockLatencyWithManyLockedNames(TestDatabase database) throws Exception {
+        try (BenchDatabase db = new BenchDatabase(database)) {
+            LockProvider empty = db.shedLock(db.poolA());
+            String crowdedTable = TestDatabase.uniquePrefix();
+            LockProvider crowded = db.shedLockOnOwnTable(db.poolA(), crowdedTable);
+            PeerTables.lockShedLockNames(db.poolA(), crowdedTable, "held-", LIVE_LOCKS, Instant.now().plus(Duration.ofDays(1)));
+            AtomicLong seq = new AtomicLong();
+            Map<String, Interleaved.Result> results = new Interleaved(WARMUP_ROUNDS, ROUNDS)
+                    .add("none", () -> Load.runTimed(1, ROUND, seq, (t, n) -> timedLock(empty, "folder-" + n % PROBE_PATHS)))
+                    .add("crowded", () -> Load.runTimed(1, ROUND, seq, (t, n) -> timedLock(crowded, "folder-" + n % PROBE_PATHS)))
+                    .run();
+            Results.section("ShedLock's lock latency, " + String.format("%,d", LIVE_LOCKS) + " locked names in its table vs none ("
+                    + db.describe() + ")");
+            compareLatency("with " + String.format("%,d", LIVE_LOCKS) + " locked names vs none", results.get("crowded"),
+                    results.get("none"), Double.NaN);
+            Results.note("(context for ours above, no target: ShedLock's lock is one row's UPDATE by primary key)");
+        }
+    }
+
     @ParameterizedTest(name = "{0}")
     @EnumSource(TestDatabase.class)
     void acquireLatencyOfDeepPaths(TestDatabase database) {
@@ -102,6 +133,16 @@ class LatencyBenchmark {
         if (!handle.release()) {
             throw new IllegalStateException("The lock on " + path + " was gone before its release");
         }
+        return took;
+    }
+
+    /** Locks and unlocks; returns the time the lock took. */
+    private static long timedLock(LockProvider shedLock, String name) {
+        long begin = System.nanoTime();
+        SimpleLock lock = shedLock.lock(new LockConfiguration(ClockProvider.now(), name, Duration.ofSeconds(30), Duration.ZERO))
+                .orElseThrow(() -> new IllegalStateException("ShedLock did not grant the free lock " + name));
+        long took = System.nanoTime() - begin;
+        lock.unlock();
         return took;
     }
 

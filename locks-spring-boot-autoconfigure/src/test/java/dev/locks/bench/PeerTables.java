@@ -4,8 +4,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.sql.Timestamp;
+import java.time.Instant;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -48,6 +51,31 @@ final class PeerTables {
         try (Connection c = dataSource.getConnection(); Statement st = c.createStatement()) {
             st.execute(shedLock);
             st.execute(intLock.substring(0, intLock.lastIndexOf(';')));
+        }
+    }
+
+    /**
+     * Fills ShedLock's table with {@code count} names locked until {@code until}, as many jobs
+     * holding their locks would leave it, in batches rather than through ShedLock.
+     */
+    static void lockShedLockNames(DataSource dataSource, String prefix, String namePrefix, int count, Instant until)
+            throws SQLException {
+        String insert = "INSERT INTO " + shedLockTable(prefix) + " (name, lock_until, locked_at, locked_by) VALUES (?, ?, ?, ?)";
+        Timestamp now = Timestamp.from(Instant.now());
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(insert)) {
+            c.setAutoCommit(false);
+            for (int i = 0; i < count; i++) {
+                ps.setString(1, namePrefix + i);
+                ps.setTimestamp(2, Timestamp.from(until));
+                ps.setTimestamp(3, now);
+                ps.setString(4, "bench-b");
+                ps.addBatch();
+                if (i % 1000 == 999 || i == count - 1) {
+                    ps.executeBatch();
+                    c.commit();
+                }
+            }
+            c.setAutoCommit(true);
         }
     }
 

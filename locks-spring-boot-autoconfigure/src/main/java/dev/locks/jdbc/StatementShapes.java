@@ -112,5 +112,30 @@ final class StatementShapes {
             return new Shape(form, request.kind(), request.mode(), request.paths().size(), keys.lockKeyCount(), shared,
                     exclusive, queuePlace, request.ticket() > 0, releasing);
         }
+
+        // Written out: a record's own equals and hashCode run through method handles, and at every grant
+        // they took 2-3 % of our client work from eight threads on H2. StatementShapesTest fails if a
+        // component is left out here.
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Shape that && form == that.form && kind == that.kind && mode == that.mode
+                    && paths == that.paths && keys == that.keys && sharedLocks == that.sharedLocks
+                    && exclusiveLocks == that.exclusiveLocks && waiters == that.waiters && queued == that.queued
+                    && releasing == that.releasing;
+        }
+
+        @Override
+        public int hashCode() {
+            int hash = form.ordinal();
+            hash = 31 * hash + kind.ordinal();
+            hash = 31 * hash + mode.ordinal();
+            hash = 31 * hash + paths;
+            hash = 31 * hash + keys;
+            hash = 31 * hash + sharedLocks;
+            hash = 31 * hash + exclusiveLocks;
+            hash = 31 * hash + Long.hashCode(waiters);
+            hash = 31 * hash + (queued ? 1 : 0);
+            return 31 * hash + (releasing ? 1 : 0);
+        }
     }
 }

@@ -3,8 +3,11 @@ package dev.locks.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.lang.reflect.Constructor;
+import java.lang.reflect.RecordComponent;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -95,6 +98,42 @@ class StatementShapesTest {
 
         assertThat(second).endsWith("2");
         assertThat(shapes.size()).isZero();
+    }
+
+    @Test
+    void shapesDifferingInAnyOneComponentAreDifferentKeys() throws Exception {
+        StatementShapes.Shape base = shape(3);
+        RecordComponent[] components = StatementShapes.Shape.class.getRecordComponents();
+        Constructor<StatementShapes.Shape> canonical = StatementShapes.Shape.class.getDeclaredConstructor(
+                Arrays.stream(components).map(RecordComponent::getType).toArray(Class<?>[]::new));
+        for (int changed = 0; changed < components.length; changed++) {
+            Object[] values = new Object[components.length];
+            for (int i = 0; i < components.length; i++) {
+                Object value = components[i].getAccessor().invoke(base);
+                values[i] = i == changed ? another(value) : value;
+            }
+            StatementShapes.Shape other = canonical.newInstance(values);
+            assertThat(other).as("a shape with another %s", components[changed].getName()).isNotEqualTo(base);
+        }
+        StatementShapes.Shape same = shape(3);
+        assertThat(same).isEqualTo(base).hasSameHashCodeAs(base);
+    }
+
+    private static Object another(Object value) {
+        if (value instanceof Enum<?> e) {
+            Object[] constants = e.getDeclaringClass().getEnumConstants();
+            return constants[(e.ordinal() + 1) % constants.length];
+        }
+        if (value instanceof Integer i) {
+            return i + 1;
+        }
+        if (value instanceof Long l) {
+            return l + 1;
+        }
+        if (value instanceof Boolean b) {
+            return !b;
+        }
+        throw new IllegalArgumentException("A shape component of an unknown type: " + value.getClass());
     }
 
     /** A single-path exclusive block's shape with {@code keys} keys. */

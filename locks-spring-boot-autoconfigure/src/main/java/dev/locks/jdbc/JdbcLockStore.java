@@ -99,6 +99,9 @@ public class JdbcLockStore implements LockStore {
     /** Removes a request's queue rows, bound to its grant id. */
     private final String dequeueSql;
 
+    /** Deletes a grant's live rows: the text of every release without lockAtLeastFor, built once. */
+    private final String deleteSql;
+
     /** Tags this store's release notices, so that its own listener skips them. */
     private final ReleaseOrigin origin = ReleaseOrigin.random();
 
@@ -121,6 +124,7 @@ public class JdbcLockStore implements LockStore {
         this.renewal = new LeaseRenewal(dialect, tables, transactions, joinedReleases);
         this.channel = tables.prefix() + "released";
         this.dequeueSql = "DELETE FROM " + tables.waiting() + " WHERE grant_id = ?";
+        this.deleteSql = "DELETE FROM " + tables.held() + liveRowsOfGrant();
     }
 
     /** @return the dialect in use */
@@ -834,14 +838,13 @@ public class JdbcLockStore implements LockStore {
     /** Deletes a grant's live rows, or with {@code keepFor} ends their lease that long after the grant. */
     private String releaseSql(Duration keepFor) {
         // only live rows count: an expired grant may belong to nobody or be overtaken; the purge removes it
-        String live = liveRowsOfGrant();
         return keepFor.isZero()
-                ? "DELETE FROM " + tables.held() + live
+                ? deleteSql
                 // lockAtLeastFor: end the lease at acquired_at + keepFor (in the past if that has passed already),
                 // later than the lease would have if keepFor is longer: the live rows are the caller's to extend.
                 // A new grant id, so that a renewal already under way cannot extend the kept rows again
                 : "UPDATE " + tables.held() + " SET expires_at = " + dialect.plusMicros("acquired_at")
-                        + ", grant_id = ?" + live;
+                        + ", grant_id = ?" + liveRowsOfGrant();
     }
 
     /**

@@ -99,7 +99,10 @@ public class JdbcLockStore implements LockStore {
     /** Removes a request's queue rows, bound to its grant id. */
     private final String dequeueSql;
 
-    /** Deletes a grant's live rows: the text of every release without lockAtLeastFor, built once. */
+    /**
+     * Deletes a grant's live rows: the text of every release without lockAtLeastFor. It depends only on
+     * the tables and the dialect, both fixed here, so it is built once.
+     */
     private final String deleteSql;
 
     /** Tags this store's release notices, so that its own listener skips them. */

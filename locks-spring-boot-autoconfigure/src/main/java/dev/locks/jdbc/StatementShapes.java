@@ -115,7 +115,7 @@ final class StatementShapes {
 
         // Written out: a record's own equals and hashCode run through method handles, and at every grant
         // they took 2-3 % of our client work from eight threads on H2. StatementShapesTest fails if a
-        // component is left out here.
+        // component is left out of either.
         @Override
         public boolean equals(Object other) {
             return other instanceof Shape that && form == that.form && kind == that.kind && mode == that.mode

@@ -169,7 +169,7 @@ final class BenchDatabase implements AutoCloseable {
     /** ShedLock on a table of its own, e.g. one filled with many locked names. */
     LockProvider shedLockOnOwnTable(DataSource pool, String tablePrefix) throws SQLException {
         extraPeerPrefixes.add(tablePrefix);
-        PeerTables.create(database, poolA, tablePrefix);
+        PeerTables.create(database, pool, tablePrefix);
         return shedLock(pool, tablePrefix);
     }
 

@@ -42,6 +42,8 @@ class LatencyBenchmark {
     /** Live locks held by another node in the same tenant. */
     private static final int LIVE_LOCKS = Integer.getInteger("locks.bench.liveLocks", 100_000);
 
+    private static final String LIVE_LOCKS_TEXT = String.format("%,d", LIVE_LOCKS);
+
     // few paths a request: the conflict query has a branch per path, and with 100,000 rows in the tenant a
     // 100-path request costs PostgreSQL ~0.5 s of planning and a parallel plan (see BENCHMARKS.md)
     private static final int PATHS_PER_REQUEST = 10;
@@ -75,9 +77,9 @@ class LatencyBenchmark {
                     .add("none", () -> Load.runTimed(1, ROUND, seq, (t, n) -> timedAcquire(empty, "/t/folder-" + n % PROBE_PATHS + "/file")))
                     .add("crowded", () -> Load.runTimed(1, ROUND, seq, (t, n) -> timedAcquire(crowded, "/t/folder-" + n % PROBE_PATHS + "/file")))
                     .run();
-            Results.section("acquire latency, " + String.format("%,d", LIVE_LOCKS) + " live locks of another node in the tenant vs none ("
+            Results.section("acquire latency, " + LIVE_LOCKS_TEXT + " live locks of another node in the tenant vs none ("
                     + db.describe() + ")");
-            compareLatency("with " + String.format("%,d", LIVE_LOCKS) + " live locks vs none", results.get("crowded"),
+            compareLatency("with " + LIVE_LOCKS_TEXT + " live locks vs none", results.get("crowded"),
                     results.get("none"), 1.2);
             Results.note("(filling took " + fillTime.toSeconds() + " s: " + LIVE_LOCKS / PATHS_PER_REQUEST + " requests of "
                     + PATHS_PER_REQUEST + " paths /t/held-i/lock-j; probes lock /t/folder-k/file)");
@@ -95,15 +97,19 @@ class LatencyBenchmark {
             LockProvider empty = db.shedLock(db.poolA());
             String crowdedTable = TestDatabase.uniquePrefix();
             LockProvider crowded = db.shedLockOnOwnTable(db.poolA(), crowdedTable);
-            PeerTables.lockShedLockNames(db.poolA(), crowdedTable, "held-", LIVE_LOCKS, Instant.now().plus(Duration.ofDays(1)));
+            long locked = PeerTables.lockShedLockNames(db.poolA(), crowdedTable, "held-", LIVE_LOCKS,
+                    Instant.now().plus(Duration.ofDays(1)));
+            if (locked != LIVE_LOCKS) {
+                throw new IllegalStateException("Expected " + LIVE_LOCKS + " locked names, found " + locked);
+            }
             AtomicLong seq = new AtomicLong();
             Map<String, Interleaved.Result> results = new Interleaved(WARMUP_ROUNDS, ROUNDS)
                     .add("none", () -> Load.runTimed(1, ROUND, seq, (t, n) -> timedLock(empty, "folder-" + n % PROBE_PATHS)))
                     .add("crowded", () -> Load.runTimed(1, ROUND, seq, (t, n) -> timedLock(crowded, "folder-" + n % PROBE_PATHS)))
                     .run();
-            Results.section("ShedLock's lock latency, " + String.format("%,d", LIVE_LOCKS) + " locked names in its table vs none ("
+            Results.section("ShedLock's lock latency, " + LIVE_LOCKS_TEXT + " locked names in its table vs none ("
                     + db.describe() + ")");
-            compareLatency("with " + String.format("%,d", LIVE_LOCKS) + " locked names vs none", results.get("crowded"),
+            compareLatency("with " + LIVE_LOCKS_TEXT + " locked names vs none", results.get("crowded"),
                     results.get("none"), Double.NaN);
             Results.note("(context for ours above, no target: ShedLock's lock is one row's UPDATE by primary key)");
         }

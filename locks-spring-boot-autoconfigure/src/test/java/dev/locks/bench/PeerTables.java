@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Timestamp;
@@ -56,17 +57,22 @@ final class PeerTables {
 
     /**
      * Fills ShedLock's table with {@code count} names locked until {@code until}, as many jobs
-     * holding their locks would leave it, in batches rather than through ShedLock.
+     * holding their locks would leave it, in batches rather than through ShedLock. The times are the
+     * JVM's local ones, where ShedLock's database time is UTC on MariaDB and PostgreSQL: a caller
+     * that locks for longer than any zone's offset (a day) gets names that are locked everywhere.
+     *
+     * @return the rows the table holds afterwards
      */
-    static void lockShedLockNames(DataSource dataSource, String prefix, String namePrefix, int count, Instant until)
+    static long lockShedLockNames(DataSource dataSource, String prefix, String namePrefix, int count, Instant until)
             throws SQLException {
         String insert = "INSERT INTO " + shedLockTable(prefix) + " (name, lock_until, locked_at, locked_by) VALUES (?, ?, ?, ?)";
         Timestamp now = Timestamp.from(Instant.now());
+        Timestamp lockedUntil = Timestamp.from(until);
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(insert)) {
             c.setAutoCommit(false);
             for (int i = 0; i < count; i++) {
                 ps.setString(1, namePrefix + i);
-                ps.setTimestamp(2, Timestamp.from(until));
+                ps.setTimestamp(2, lockedUntil);
                 ps.setTimestamp(3, now);
                 ps.setString(4, "bench-b");
                 ps.addBatch();
@@ -76,6 +82,11 @@ final class PeerTables {
                 }
             }
             c.setAutoCommit(true);
+            try (Statement st = c.createStatement();
+                    ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM " + shedLockTable(prefix))) {
+                rs.next();
+                return rs.getLong(1);
+            }
         }
     }
 

@@ -35,7 +35,7 @@ final class SqlTextScanner {
 
     /** Local variables and fields that hold SQL text; their assignments are checked too. */
     static final Set<String> SQL_VARIABLES = Set.of("sql", "live", "filter", "rowFilter", "select", "waiters", "ids",
-            "values", "COLUMN_LIST", "UNTIMED_COLUMN_LIST", "channel", "notifying", "SERIALISE", "COLUMNS", "where", "leave",
+            "values", "COLUMN_LIST", "UNTIMED_COLUMN_LIST", "channel", "notifying", "SERIALISE", "INDEXED_PLANS", "COLUMNS", "where", "leave",
             "BOUND_CLOCK", "times", "BOUND_TIMES", "release", "dequeueSql", "deleteSql", "key",
             "trip", "grantIds", "byKey", "bySubtree");
 

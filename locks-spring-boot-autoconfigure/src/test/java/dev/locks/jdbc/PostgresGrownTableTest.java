@@ -1,0 +1,111 @@
+package dev.locks.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+
+import com.zaxxer.hikari.HikariDataSource;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+import dev.locks.testing.TestDatabase;
+
+/**
+ * PostgreSQL keeps a prepared statement's generic plan until the table's statistics change, which
+ * autovacuum does only now and then: the grants' conflict checks, planned while the lock table was
+ * small, must not read it end to end once it has grown. PostgreSQL 15 plans such a check of twelve
+ * keys as a sequential scan on a table of 100 rows, and through the expiry index on one of 300.
+ */
+class PostgresGrownTableTest extends LockServiceContract {
+
+    private static final int GROWN = 60_000;
+
+    @Override
+    protected TestDatabase database() {
+        return TestDatabase.POSTGRESQL;
+    }
+
+    /**
+     * Inserts {@code rows} live rows of another tenant, numbered from {@code first}, the way bulk
+     * fixtures of the lock tables are made on PostgreSQL.
+     */
+    static void fill(Statement st, String table, int first, int rows) throws SQLException {
+        st.execute("INSERT INTO " + table + " (grant_id, owner_token, kind, tenant, path, lock_key, scope_key,"
+                + " lock_mode, permits, node, thread, acquired_at, expires_at)"
+                + " SELECT md5(g::text), md5(g::text), 'P', 'filler', '/f/' || (g % 97) || '/' || g,"
+                + " sha256(g::text::bytea), sha256(('s' || (g % 50))::bytea), 'X', 0, 'n', 't', clock_timestamp(),"
+                + " clock_timestamp() + interval '1 hour' FROM generate_series(" + first + ", " + (first + rows - 1) + ") g");
+    }
+
+    @ParameterizedTest(name = "planned on {0} rows")
+    @ValueSource(ints = { 100, 300 })
+    void conflictChecksPlannedOnASmallTableLookUpTheirKeysOnceItHasGrown(int small) throws Exception {
+        JdbcTemplate jdbc = new JdbcTemplate(mainPool());
+        String held = prefix + "held";
+        jdbc.execute((Connection c) -> {
+            try (Statement st = c.createStatement()) {
+                st.execute("TRUNCATE " + held);
+                fill(st, held, 0, small);
+                st.execute("ANALYZE " + held);
+            }
+            return null;
+        });
+        // one connection, so every grant runs in the one session whose plans are cached
+        HikariDataSource pool = newPool(1);
+        JdbcLockService node = node("node-grows", pool);
+        // past pgjdbc's five executions before it prepares on the server, and PostgreSQL's five custom plans
+        grantTenPaths(node, 0, 30);
+        jdbc.execute((Connection c) -> {
+            try (Statement st = c.createStatement()) {
+                fill(st, held, small, GROWN - small); // no ANALYZE: as between two runs of autovacuum
+            }
+            return null;
+        });
+        long before = rowsRead(jdbc, held);
+
+        grantTenPaths(node, 30, 20);
+        node.close();
+        endSessionsOf(pool, jdbc);
+
+        assertThat(rowsRead(jdbc, held) - before)
+                .as("rows of %s read during twenty grants of new paths", held)
+                .isLessThan(GROWN);
+    }
+
+    /** Grants {@code count} requests of ten sibling paths, each held for ten minutes: nothing is released. */
+    private void grantTenPaths(JdbcLockService node, int from, int count) {
+        for (int i = from; i < from + count; i++) {
+            String[] paths = new String[10];
+            for (int j = 0; j < paths.length; j++) {
+                paths[j] = "/grow/" + i + "/lock-" + j;
+            }
+            node.tryAcquire(x(paths).lease(Duration.ofMinutes(10)).build()).orElseThrow();
+        }
+    }
+
+    /** Closes the pool and waits for its session to end, which is when PostgreSQL publishes its counts. */
+    private static void endSessionsOf(HikariDataSource pool, JdbcTemplate jdbc) throws Exception {
+        int pid;
+        try (Connection c = pool.getConnection(); Statement st = c.createStatement();
+                var rs = st.executeQuery("SELECT pg_backend_pid()")) {
+            rs.next();
+            pid = rs.getInt(1);
+        }
+        pool.close();
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (jdbc.queryForObject("SELECT count(*) FROM pg_stat_activity WHERE pid = ?", Integer.class, pid) > 0) {
+            assertThat(System.nanoTime()).as("session %d ended", pid).isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
+
+    /** Rows read from {@code table}'s heap by sequential and index scans. */
+    private static long rowsRead(JdbcTemplate jdbc, String table) {
+        return jdbc.queryForObject("SELECT seq_tup_read + coalesce(idx_tup_fetch, 0) FROM pg_stat_user_tables"
+                + " WHERE relname = ?", Long.class, table);
+    }
+}

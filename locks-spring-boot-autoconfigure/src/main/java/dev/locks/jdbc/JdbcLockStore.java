@@ -160,9 +160,9 @@ public class JdbcLockStore implements LockStore {
         // each key is a digest, and a grant binds most of them more than once
         RequestKeys keys = RequestKeys.of(request);
         HandOff result = dialect.pipelinesGrants()
-                ? transactions.inBlock(what, connection -> pipelinedGrant(connection, request, keys, releasing))
+                ? transactions.inGrantBlock(what, connection -> pipelinedGrant(connection, request, keys, releasing))
                 : dialect.groupsGrantsInBlocks()
-                        ? transactions.inBlock(what, connection -> blockGrant(connection, request, keys, releasing))
+                        ? transactions.inGrantBlock(what, connection -> blockGrant(connection, request, keys, releasing))
                         : null;
         if (result != null) {
             return result;
@@ -219,7 +219,7 @@ public class JdbcLockStore implements LockStore {
     @Override
     public List<LockHolder> conflicts(GrantRequest request) {
         RequestKeys keys = RequestKeys.of(request);
-        return transactions.autoCommit("look for conflicts", connection ->
+        return transactions.autoCommitLed("look for conflicts", connection ->
                 findConflicts(connection, request, keys, null, null));
     }
 
@@ -369,7 +369,7 @@ public class JdbcLockStore implements LockStore {
     @Override
     public void dequeue(GrantRequest request) {
         // a waiter leaving may unblock the requests queued behind it
-        transactions.autoCommit("leave the wait queue", connection -> modifyAndNotify(connection, dequeueSql, origin, false,
+        transactions.autoCommitLed("leave the wait queue", connection -> modifyAndNotify(connection, dequeueSql, origin, false,
                 ps -> ps.setString(1, request.grantId())));
     }
 
@@ -385,18 +385,22 @@ public class JdbcLockStore implements LockStore {
      */
     private int modifyAndNotify(Connection connection, String sql, ReleaseOrigin from, boolean lazyCommit,
             Binder binder) throws SQLException {
-        // a connection in a transaction would pass the lazy commit on to everything else that transaction wrote
-        String notifying = dialect.notifying(sql, channel, tables.waiting(), from,
-                lazyCommit && connection.getAutoCommit());
-        try (PreparedStatement ps = connection.prepareStatement(notifying != null ? notifying : sql)) {
-            binder.bind(ps);
-            if (notifying == null) {
+        // a connection in a transaction, the caller's or a grant's, would pass the lazy commit and the lead's
+        // settings on to everything else that transaction ran
+        boolean autoCommit = connection.getAutoCommit();
+        String notifying = dialect.notifying(sql, channel, tables.waiting(), from, lazyCommit && autoCommit);
+        if (notifying == null) {
+            try (PreparedStatement ps = connection.prepareStatement(sql)) {
+                binder.bind(ps);
                 return ps.executeUpdate();
             }
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getInt(1);
-            }
+        }
+        String lead = autoCommit ? dialect.indexedPlansLead() : "";
+        try (PreparedStatement ps = connection.prepareStatement(lead + notifying)) {
+            binder.bind(ps);
+            int[] rows = { 0 };
+            StatementResults.readAfter(lead, ps, (n, rs) -> rows[0] = rs.getInt(1));
+            return rows[0];
         }
     }
 
@@ -819,12 +823,12 @@ public class JdbcLockStore implements LockStore {
             // sent at the commit, must reach them too
             return releaseWithCallersTransaction(grant, keepFor, releaseWork(grant, keepFor, ReleaseOrigin.ANY, false));
         }
-        return transactions.autoCommit("release a lock", releaseWork(grant, keepFor, origin, !durableReleases)) > 0;
+        return transactions.autoCommitLed("release a lock", releaseWork(grant, keepFor, origin, !durableReleases)) > 0;
     }
 
     @Override
     public void discard(Grant grant) {
-        transactions.autoCommit("release a lock granted to a waiter that had left",
+        transactions.autoCommitLed("release a lock granted to a waiter that had left",
                 releaseWork(grant, Duration.ZERO, origin, !durableReleases));
     }
 
@@ -897,7 +901,7 @@ public class JdbcLockStore implements LockStore {
                         c -> isLive(c, grant));
             }
             joinedReleases.releaseJoining(grant);
-            int rows = work.run(connection);
+            int rows = transactions.plannedPerRun(work).run(connection);
             end.joined = true;
             return rows > 0;
         }
@@ -966,7 +970,7 @@ public class JdbcLockStore implements LockStore {
             }
             Connection connection = DataSourceUtils.getConnection(transactions.dataSource());
             try {
-                work.run(connection);
+                transactions.plannedPerRun(work).run(connection);
             }
             catch (SQLException ex) {
                 throw new ReleaseDeferredException("Lock store failed to release a lock in the caller's transaction: "
@@ -985,7 +989,7 @@ public class JdbcLockStore implements LockStore {
             }
             String when = joined ? "after rollback" : "after the caller's transaction";
             try {
-                transactions.autoCommit("release a lock " + when, work);
+                transactions.autoCommitLed("release a lock " + when, work);
             }
             catch (RuntimeException ex) {
                 log.debug("Could not release a lock {}: {}", when, ex.toString());

@@ -71,8 +71,11 @@ final class PathConflictQuery {
      */
     List<LockHolder> find(Connection connection, RequestKeys keys, Instant now, String exceptOwner,
             boolean onlyExclusive, long waitersBefore, int limit) throws SQLException {
-        try (PreparedStatement ps = prepare(connection, "", keys, now, exceptOwner, onlyExclusive, waitersBefore, limit)) {
-            return read(ps);
+        String lead = dialect.indexedPlansLead();
+        try (PreparedStatement ps = prepare(connection, lead, keys, now, exceptOwner, onlyExclusive, waitersBefore, limit)) {
+            List<LockHolder> holders = new ArrayList<>();
+            StatementResults.readAfter(lead, ps, (n, rs) -> holders.add(holder(rs)));
+            return holders;
         }
     }
 
@@ -249,7 +252,8 @@ final class PathConflictQuery {
     KeyRows onKey(Connection connection, byte[] key, Instant now, long waitersBefore, int limit, String lockClause)
             throws SQLException {
         String live = dialect.readThrough(tables.keyIndex()) + " WHERE lock_key = ? AND " + dialect.leaseOutlives(clock(now));
-        StringBuilder sql = new StringBuilder();
+        String lead = dialect.indexedPlansLead();
+        StringBuilder sql = new StringBuilder(lead);
         openBranch(sql, lockClause);
         sql.append("SELECT ").append(COLUMNS).append(", permits, 'H' AS row_state FROM ").append(tables.held()).append(live);
         closeBranch(sql, lockClause, true);
@@ -277,17 +281,15 @@ final class PathConflictQuery {
                 }
             }
             List<LockHolder> rows = new ArrayList<>();
-            int smallestHeldMax = Integer.MAX_VALUE;
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    LockHolder row = holder(rs);
-                    if (!row.waiting()) {
-                        smallestHeldMax = Math.min(smallestHeldMax, rs.getInt("permits"));
-                    }
-                    rows.add(row);
+            int[] smallestHeldMax = { Integer.MAX_VALUE };
+            StatementResults.readAfter(lead, ps, (n, rs) -> {
+                LockHolder row = holder(rs);
+                if (!row.waiting()) {
+                    smallestHeldMax[0] = Math.min(smallestHeldMax[0], rs.getInt("permits"));
                 }
-            }
-            return new KeyRows(rows, smallestHeldMax);
+                rows.add(row);
+            });
+            return new KeyRows(rows, smallestHeldMax[0]);
         }
     }
 
@@ -345,16 +347,6 @@ final class PathConflictQuery {
             ps.setLong(i++, before);
         }
         return i;
-    }
-
-    private List<LockHolder> read(PreparedStatement ps) throws SQLException {
-        List<LockHolder> holders = new ArrayList<>();
-        try (ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-                holders.add(holder(rs));
-            }
-        }
-        return holders;
     }
 
     LockHolder holder(ResultSet rs) throws SQLException {

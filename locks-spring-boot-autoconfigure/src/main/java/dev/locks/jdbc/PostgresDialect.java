@@ -11,6 +11,8 @@ import java.util.function.BiConsumer;
 
 import javax.sql.DataSource;
 
+import org.postgresql.PGConnection;
+
 import dev.locks.LockKind;
 
 /**
@@ -23,13 +25,15 @@ public class PostgresDialect extends SqlDialect {
 
     // The lock tables are meant to be read through their key and subtree indexes only, but a prepared
     // statement's generic plan keeps the access paths it was planned with until autovacuum next analyses
-    // the table: planned while the table was small, a conflict check of several keys scans the whole table
-    // (or its expiry index: leaseOutlives), and goes on doing so as the table grows (a fill of 100,000
-    // rows took 52-123 s instead of 5 s); planned from statistics that overestimate a key's rows, it reads
+    // the table: planned while the table was small, a conflict check of several keys, or a release, scans
+    // the whole table (or the expiry index: leaseOutlives), and goes on doing so as the table grows
+    // (BENCHMARKS.md, twenty-sixth pass); planned from statistics that overestimate a key's rows, it reads
     // by bitmap, which marks no dead index entries, so every check visits every released row again. Grant
     // transactions therefore plan without either, from their first statement on (set_config(..., true)
-    // lasts to the end of the transaction). JIT goes too: before PostgreSQL 18 a disabled node is priced
-    // at 10^10, past any JIT threshold, and compiling costs milliseconds.
+    // lasts to the end of the transaction); frequent statements on their own follow a statement that does
+    // the same (indexedPlansLead), and the rest are planned for each run (plannedPerRun). JIT goes too:
+    // before PostgreSQL 18 a disabled node is priced at 10^10, past any JIT threshold, and compiling costs
+    // milliseconds.
     private static final String INDEXED_PLANS = "set_config('enable_seqscan', 'off', true),"
             + " set_config('enable_bitmapscan', 'off', true), set_config('jit', 'off', true)";
 
@@ -42,6 +46,26 @@ public class PostgresDialect extends SqlDialect {
     @Override
     public String name() {
         return "postgresql";
+    }
+
+    // pgjdbc sends the statements unnamed, and PostgreSQL plans each run for the tables as it finds them
+    // then: planning costs a release about 0.3 ms, so this is for statements run seldom, and for those in a
+    // caller's transaction, which the lead's settings would outlast. The threshold is the driver's, for
+    // statements created meanwhile, and is put back before the pool lends the connection again.
+    @Override
+    <T> T plannedPerRun(Connection connection, StoreTransactions.SqlWork<T> work) throws SQLException {
+        if (!connection.isWrapperFor(PGConnection.class)) {
+            return work.run(connection);
+        }
+        PGConnection driver = connection.unwrap(PGConnection.class);
+        int threshold = driver.getPrepareThreshold();
+        driver.setPrepareThreshold(0);
+        try {
+            return work.run(connection);
+        }
+        finally {
+            driver.setPrepareThreshold(threshold);
+        }
     }
 
     /** Whether this store's connections run at another level by default; read from the first one. */
@@ -163,8 +187,17 @@ public class PostgresDialect extends SqlDialect {
         return "clock_timestamp()";
     }
 
+    // pgjdbc sends the statements of one execution before one Sync, so in auto-commit they share an
+    // implicit transaction, to whose end the settings last
+    @Override
+    String indexedPlansLead() {
+        return "SELECT " + INDEXED_PLANS + "; ";
+    }
+
     // adding nothing keeps the value and hides the column from the planner, which on a small table reads
-    // several keys' rows through the expiry index, that is every live grant, rather than look each key up
+    // several keys' rows through the expiry index, that is every live grant, rather than look each key up.
+    // The key index is then searched by key alone: a key's lapsed rows are read too, until the purge
+    // deletes them.
     @Override
     String leaseOutlives(String time) {
         return "expires_at + interval '0 seconds' > " + time;

@@ -57,6 +57,26 @@ public abstract class SqlDialect {
         return true;
     }
 
+    /**
+     * Runs {@code work}, statements outside grant transactions, so that each is planned for the lock
+     * tables as they are when it runs, where the database would otherwise go on using a plan made when
+     * they were far smaller. As is by default. For statements run often, {@link #indexedPlansLead}
+     * costs less.
+     */
+    <T> T plannedPerRun(Connection connection, StoreTransactions.SqlWork<T> work) throws SQLException {
+        return work.run(connection);
+    }
+
+    /**
+     * A statement sent ahead of another one in the same execution, on a connection in auto-commit or in a
+     * transaction of the store's own, so that the database plans the other on the lock tables' indexes
+     * whatever it planned when they were small; it yields one result set. Empty (the default) where none
+     * is needed.
+     */
+    String indexedPlansLead() {
+        return "";
+    }
+
     /** Called after auto-commit was switched off, before the first statement of a grant transaction. */
     void beginTransaction(Connection connection) throws SQLException {
     }

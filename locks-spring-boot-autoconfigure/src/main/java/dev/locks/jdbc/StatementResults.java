@@ -20,6 +20,26 @@ final class StatementResults {
     private StatementResults() {
     }
 
+    /**
+     * Runs {@code ps}, whose text starts with {@code lead} ({@link SqlDialect#indexedPlansLead}), and
+     * hands every row of the result sets after the lead's to {@code reader}, numbered from 0 after it.
+     */
+    static void readAfter(String lead, PreparedStatement ps, RowReader reader) throws SQLException {
+        if (lead.isEmpty()) {
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    reader.read(0, rs);
+                }
+            }
+            return;
+        }
+        read(ps, (n, rs) -> {
+            if (n > 0) {
+                reader.read(n - 1, rs);
+            }
+        });
+    }
+
     /** Runs {@code ps} and hands every row of its result sets to {@code reader}. */
     static void read(PreparedStatement ps, RowReader reader) throws SQLException {
         int n = 0;

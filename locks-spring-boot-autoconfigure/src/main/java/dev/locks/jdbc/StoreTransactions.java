@@ -56,9 +56,12 @@ final class StoreTransactions {
         return dataSource;
     }
 
-    /** Runs {@code work} in a new transaction, committed unless it throws. */
+    /**
+     * Runs {@code work} in a new transaction, committed unless it throws. Its statements are planned
+     * for each run ({@link SqlDialect#plannedPerRun}), as all but grants are.
+     */
     <T> T inTransaction(String what, SqlWork<T> work) {
-        return inTransaction(what, () -> LocalGrantQueue.Place.NONE, work);
+        return inTransaction(what, () -> LocalGrantQueue.Place.NONE, plannedPerRun(work));
     }
 
     /**
@@ -68,7 +71,9 @@ final class StoreTransactions {
      * ended.
      */
     <T> T inGrantTransaction(String what, List<SqlDialect.NodeLock> locks, SqlWork<T> work) {
-        return grantQueue == null ? inTransaction(what, work) : inTransaction(what, () -> grantQueue.enter(locks), work);
+        Supplier<LocalGrantQueue.Place> queue = grantQueue == null ? () -> LocalGrantQueue.Place.NONE
+                : () -> grantQueue.enter(locks);
+        return inTransaction(what, queue, work);
     }
 
     private <T> T inTransaction(String what, Supplier<LocalGrantQueue.Place> queue, SqlWork<T> work) {
@@ -103,13 +108,20 @@ final class StoreTransactions {
 
     /**
      * Runs work that opens, and ends, its own transaction within one execution (a compound statement,
-     * or several statements sent together), on a connection in auto-commit. If the work fails, whatever it left open is rolled back, or the
-     * connection aborted, as for {@link #inTransaction}.
+     * or several statements sent together), on a connection in auto-commit. If the work fails, whatever
+     * it left open is rolled back, or the connection aborted, as for {@link #inTransaction}. Its
+     * statements are planned for each run ({@link SqlDialect#plannedPerRun}); grants use {@link
+     * #inGrantBlock}.
      *
      * @return the work's result, or null, with nothing done, where the pool's connections are not in
      *         auto-commit
      */
     <T> T inBlock(String what, SqlWork<T> work) {
+        return inGrantBlock(what, plannedPerRun(work));
+    }
+
+    /** A grant as {@link #inBlock}, whose own first statement keeps its plans on the indexes. */
+    <T> T inGrantBlock(String what, SqlWork<T> work) {
         return retrying(what, () -> {
             try (Connection connection = dataSource.getConnection()) {
                 if (!connection.getAutoCommit()) {
@@ -148,6 +160,11 @@ final class StoreTransactions {
         }
     }
 
+    /** {@code work} with its statements planned for each run. */
+    <T> SqlWork<T> plannedPerRun(SqlWork<T> work) {
+        return connection -> dialect.plannedPerRun(connection, work);
+    }
+
     private void rollbackOrAbort(Connection connection, Throwable failure) {
         try {
             dialect.endTransaction(connection, false);
@@ -175,8 +192,25 @@ final class StoreTransactions {
         return dialect.clockMovesInTransactions() ? inTransaction(what, work) : autoCommit(what, work);
     }
 
-    /** Runs single statements that need no transaction of their own. */
+    /**
+     * Runs single statements that need no transaction of their own, each planned for its run
+     * ({@link SqlDialect#plannedPerRun}).
+     */
     <T> T autoCommit(String what, SqlWork<T> work) {
+        return autoCommitted(what, plannedPerRun(work));
+    }
+
+    /**
+     * Runs frequent single statements that need no transaction of their own and lead with {@link
+     * SqlDialect#indexedPlansLead} where the connection is in auto-commit: they keep the plans the
+     * database caches. On a connection that is not, they are planned for each run.
+     */
+    <T> T autoCommitLed(String what, SqlWork<T> work) {
+        return autoCommitted(what, connection -> connection.getAutoCommit() ? work.run(connection)
+                : dialect.plannedPerRun(connection, work));
+    }
+
+    private <T> T autoCommitted(String what, SqlWork<T> work) {
         return retrying(what, () -> {
             try (Connection connection = dataSource.getConnection()) {
                 boolean autoCommit = connection.getAutoCommit();

@@ -114,11 +114,7 @@ class OnPostgresTest {
 
         @Override
         protected void fill(java.sql.Statement st, String table, int rows) throws Exception {
-            st.execute("INSERT INTO " + table + " (grant_id, owner_token, kind, tenant, path, lock_key, scope_key,"
-                    + " lock_mode, permits, node, thread, acquired_at, expires_at)"
-                    + " SELECT md5(g::text), md5(g::text), 'P', 'filler', '/f/' || (g % 97) || '/' || g,"
-                    + " sha256(g::text::bytea), sha256(('s' || (g % 50))::bytea), 'X', 0, 'n', 't', clock_timestamp(),"
-                    + " clock_timestamp() + interval '1 hour' FROM generate_series(1, " + rows + ") g");
+            PostgresGrownTableTest.fill(st, table, 1, rows);
             st.execute("ANALYZE " + table);
         }
 

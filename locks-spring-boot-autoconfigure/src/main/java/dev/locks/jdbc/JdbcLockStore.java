@@ -175,7 +175,8 @@ public class JdbcLockStore implements LockStore {
     private HandOff transactionalGrant(Connection connection, GrantRequest request, RequestKeys keys,
             List<SqlDialect.NodeLock> locks, Grant releasing) throws SQLException {
         Instant now = dialect.serialise(connection, tables, locks).truncatedTo(ChronoUnit.MICROS);
-        boolean released = releasing != null && releaseWork(releasing, Duration.ZERO, origin, false).run(connection) > 0;
+        boolean released = releasing != null
+                && releaseWork(releasing, Duration.ZERO, origin, false, false).run(connection) > 0;
         boolean nameHolders = releasing == null;
         Grant grant;
         if (request.kind() == LockKind.SEMAPHORE && !dialect.insertsUnlessConflicting()) {
@@ -370,7 +371,7 @@ public class JdbcLockStore implements LockStore {
     public void dequeue(GrantRequest request) {
         // a waiter leaving may unblock the requests queued behind it
         transactions.autoCommitLed("leave the wait queue", connection -> modifyAndNotify(connection, dequeueSql, origin, false,
-                ps -> ps.setString(1, request.grantId())));
+                true, ps -> ps.setString(1, request.grantId())));
     }
 
     /** Binds statement parameters. */
@@ -382,11 +383,15 @@ public class JdbcLockStore implements LockStore {
     /**
      * Runs a DELETE or UPDATE of lock rows and, where the database can, tells the listeners
      * {@code from} does not exclude.
+     *
+     * @param led whether the statement follows {@link SqlDialect#indexedPlansLead}: on a connection of
+     *            the store's own ({@link StoreTransactions#autoCommitLed}), not in a grant's transaction
+     *            (which has the settings) nor in the caller's (which they would outlast)
      */
     private int modifyAndNotify(Connection connection, String sql, ReleaseOrigin from, boolean lazyCommit,
-            Binder binder) throws SQLException {
-        // a connection in a transaction, the caller's or a grant's, would pass the lazy commit and the lead's
-        // settings on to everything else that transaction ran
+            boolean led, Binder binder) throws SQLException {
+        // a connection in a transaction, the caller's or a grant's, would pass the lazy commit on to everything
+        // else that transaction wrote
         boolean autoCommit = connection.getAutoCommit();
         String notifying = dialect.notifying(sql, channel, tables.waiting(), from, lazyCommit && autoCommit);
         if (notifying == null) {
@@ -395,8 +400,9 @@ public class JdbcLockStore implements LockStore {
                 return ps.executeUpdate();
             }
         }
-        String lead = autoCommit ? dialect.indexedPlansLead() : "";
-        try (PreparedStatement ps = connection.prepareStatement(lead + notifying)) {
+        String lead = led ? dialect.indexedPlansLead(autoCommit) : "";
+        String leadEnd = led ? dialect.indexedPlansEnd(autoCommit) : "";
+        try (PreparedStatement ps = connection.prepareStatement(lead + notifying + leadEnd)) {
             binder.bind(ps);
             int[] rows = { 0 };
             StatementResults.readAfter(lead, ps, (n, rs) -> rows[0] = rs.getInt(1));
@@ -821,25 +827,29 @@ public class JdbcLockStore implements LockStore {
         if (inCallersTransaction()) {
             // this node's waiters were woken before the commit and looked too early: its own notice,
             // sent at the commit, must reach them too
-            return releaseWithCallersTransaction(grant, keepFor, releaseWork(grant, keepFor, ReleaseOrigin.ANY, false));
+            return releaseWithCallersTransaction(grant, keepFor, releaseWork(grant, keepFor, ReleaseOrigin.ANY, false, false),
+                    releaseWork(grant, keepFor, ReleaseOrigin.ANY, false, true));
         }
-        return transactions.autoCommitLed("release a lock", releaseWork(grant, keepFor, origin, !durableReleases)) > 0;
+        return transactions.autoCommitLed("release a lock", releaseWork(grant, keepFor, origin, !durableReleases, true)) > 0;
     }
 
     @Override
     public void discard(Grant grant) {
         transactions.autoCommitLed("release a lock granted to a waiter that had left",
-                releaseWork(grant, Duration.ZERO, origin, !durableReleases));
+                releaseWork(grant, Duration.ZERO, origin, !durableReleases, true));
     }
 
     /**
      * The release of a grant on a given connection, telling the listeners {@code from} does not
      * exclude where the database can.
+     *
+     * @param led whether the release runs on its own ({@link StoreTransactions#autoCommitLed})
      */
     private StoreTransactions.SqlWork<Integer> releaseWork(Grant grant, Duration keepFor, ReleaseOrigin from,
-            boolean lazyCommit) {
+            boolean lazyCommit, boolean led) {
         String sql = releaseSql(keepFor);
-        return connection -> modifyAndNotify(connection, sql, from, lazyCommit, ps -> bindRelease(ps, 1, grant, keepFor));
+        return connection -> modifyAndNotify(connection, sql, from, lazyCommit, led,
+                ps -> bindRelease(ps, 1, grant, keepFor));
     }
 
     /** Deletes a grant's live rows, or with {@code keepFor} ends their lease that long after the grant. */
@@ -885,10 +895,11 @@ public class JdbcLockStore implements LockStore {
      * @return whether the grant was live: deleted by the joined release, or seen on a connection of
      *         its own for a release that follows the transaction
      */
-    private boolean releaseWithCallersTransaction(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work) {
+    private boolean releaseWithCallersTransaction(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work,
+            StoreTransactions.SqlWork<Integer> alone) {
         // whatever becomes of the caller's transaction, the lock must not wait for its lease, nor be
         // freed before the work it guards is committed
-        ReleaseAtTransactionEnd end = new ReleaseAtTransactionEnd(grant, keepFor, work);
+        ReleaseAtTransactionEnd end = new ReleaseAtTransactionEnd(grant, keepFor, work, alone);
         TransactionSynchronizationManager.registerSynchronization(end);
         Connection connection = null;
         try {
@@ -901,7 +912,7 @@ public class JdbcLockStore implements LockStore {
                         c -> isLive(c, grant));
             }
             joinedReleases.releaseJoining(grant);
-            int rows = transactions.plannedPerRun(work).run(connection);
+            int rows = transactions.withPlansPerRun(work).run(connection);
             end.joined = true;
             return rows > 0;
         }
@@ -952,15 +963,21 @@ public class JdbcLockStore implements LockStore {
 
         private final Duration keepFor;
 
+        /** The release in the caller's transaction. */
         private final StoreTransactions.SqlWork<Integer> work;
+
+        /** The release on a connection of its own, once the transaction has ended. */
+        private final StoreTransactions.SqlWork<Integer> alone;
 
         /** Set once the release ran in the caller's transaction; only the caller's thread touches it. */
         private boolean joined;
 
-        ReleaseAtTransactionEnd(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work) {
+        ReleaseAtTransactionEnd(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work,
+                StoreTransactions.SqlWork<Integer> alone) {
             this.grant = grant;
             this.keepFor = keepFor;
             this.work = work;
+            this.alone = alone;
         }
 
         @Override
@@ -970,7 +987,7 @@ public class JdbcLockStore implements LockStore {
             }
             Connection connection = DataSourceUtils.getConnection(transactions.dataSource());
             try {
-                transactions.plannedPerRun(work).run(connection);
+                transactions.withPlansPerRun(work).run(connection);
             }
             catch (SQLException ex) {
                 throw new ReleaseDeferredException("Lock store failed to release a lock in the caller's transaction: "
@@ -989,7 +1006,7 @@ public class JdbcLockStore implements LockStore {
             }
             String when = joined ? "after rollback" : "after the caller's transaction";
             try {
-                transactions.autoCommitLed("release a lock " + when, work);
+                transactions.autoCommitLed("release a lock " + when, alone);
             }
             catch (RuntimeException ex) {
                 log.debug("Could not release a lock {}: {}", when, ex.toString());
@@ -1028,7 +1045,7 @@ public class JdbcLockStore implements LockStore {
     @Override
     public List<LockHolder> holders(LockKind kind, String tenant, LockPath path) {
         // the queries read the clock themselves: one statement
-        return transactions.autoCommit("list holders", connection -> {
+        return transactions.autoCommitLed("list holders", connection -> {
             if (kind != LockKind.PATH) {
                 return conflicts.onKey(connection, LockKeys.lockKey(kind, tenant, path), null,
                         PathConflictQuery.NO_WAITERS, MAX_HOLDERS + 1, null).rows();
@@ -1167,7 +1184,7 @@ public class JdbcLockStore implements LockStore {
             }
             // the lock may be this node's: its own waiters learn of it from the notice too
             modifyAndNotify(connection, "DELETE FROM " + tables.held() + " WHERE id IN ("
-                    + SqlDialect.placeholders(rows.size()) + ")", ReleaseOrigin.ANY, false, ps -> {
+                    + SqlDialect.placeholders(rows.size()) + ")", ReleaseOrigin.ANY, false, false, ps -> {
                         for (int i = 0; i < rows.size(); i++) {
                             ps.setLong(i + 1, rows.get(i).lockId());
                         }

@@ -71,8 +71,10 @@ final class PathConflictQuery {
      */
     List<LockHolder> find(Connection connection, RequestKeys keys, Instant now, String exceptOwner,
             boolean onlyExclusive, long waitersBefore, int limit) throws SQLException {
-        String lead = dialect.indexedPlansLead();
-        try (PreparedStatement ps = prepare(connection, lead, keys, now, exceptOwner, onlyExclusive, waitersBefore, limit)) {
+        boolean autoCommit = connection.getAutoCommit();
+        String lead = dialect.indexedPlansLead(autoCommit);
+        try (PreparedStatement ps = prepare(connection, lead, keys, now, exceptOwner, onlyExclusive, waitersBefore, limit,
+                dialect.indexedPlansEnd(autoCommit))) {
             List<LockHolder> holders = new ArrayList<>();
             StatementResults.readAfter(lead, ps, (n, rs) -> holders.add(holder(rs)));
             return holders;
@@ -105,7 +107,7 @@ final class PathConflictQuery {
             String exceptOwner, boolean onlyExclusive, long waitersBefore) throws SQLException {
         List<String> plan = new ArrayList<>();
         try (PreparedStatement ps = prepare(connection, "EXPLAIN ", RequestKeys.of(kind, tenant, paths), now,
-                exceptOwner, onlyExclusive, waitersBefore, 10); ResultSet rs = ps.executeQuery()) {
+                exceptOwner, onlyExclusive, waitersBefore, 10, ""); ResultSet rs = ps.executeQuery()) {
             int columns = rs.getMetaData().getColumnCount();
             while (rs.next()) {
                 StringBuilder line = new StringBuilder();
@@ -119,11 +121,12 @@ final class PathConflictQuery {
     }
 
     private PreparedStatement prepare(Connection connection, String sqlPrefix, RequestKeys keys, Instant now,
-            String exceptOwner, boolean onlyExclusive, long waitersBefore, int limit) throws SQLException {
+            String exceptOwner, boolean onlyExclusive, long waitersBefore, int limit, String sqlSuffix)
+            throws SQLException {
         StringBuilder sql = new StringBuilder(sqlPrefix);
         appendBranches(sql, Selected.HOLDERS, clock(now), keys.kind(), keys.paths(), exceptOwner, onlyExclusive,
                 waitersBefore, null);
-        sql.append(" ORDER BY id LIMIT ").append(limit);
+        sql.append(" ORDER BY id LIMIT ").append(limit).append(sqlSuffix);
         PreparedStatement ps = connection.prepareStatement(sql.toString());
         try {
             bind(ps, 1, keys, now, exceptOwner, waitersBefore);
@@ -252,7 +255,8 @@ final class PathConflictQuery {
     KeyRows onKey(Connection connection, byte[] key, Instant now, long waitersBefore, int limit, String lockClause)
             throws SQLException {
         String live = dialect.readThrough(tables.keyIndex()) + " WHERE lock_key = ? AND " + dialect.leaseOutlives(clock(now));
-        String lead = dialect.indexedPlansLead();
+        boolean autoCommit = connection.getAutoCommit();
+        String lead = dialect.indexedPlansLead(autoCommit);
         StringBuilder sql = new StringBuilder(lead);
         openBranch(sql, lockClause);
         sql.append("SELECT ").append(COLUMNS).append(", permits, 'H' AS row_state FROM ").append(tables.held()).append(live);
@@ -264,7 +268,7 @@ final class PathConflictQuery {
                     .append(live).append(waitersBefore > 0 ? " AND id < ?" : "");
             closeBranch(sql, lockClause, false);
         }
-        sql.append(" ORDER BY row_state, id LIMIT ").append(limit);
+        sql.append(" ORDER BY row_state, id LIMIT ").append(limit).append(dialect.indexedPlansEnd(autoCommit));
         try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
             int i = 1;
             ps.setBytes(i++, key);

@@ -12,6 +12,7 @@ import java.util.function.BiConsumer;
 import javax.sql.DataSource;
 
 import org.postgresql.PGConnection;
+import org.springframework.util.ClassUtils;
 
 import dev.locks.LockKind;
 
@@ -54,7 +55,7 @@ public class PostgresDialect extends SqlDialect {
     // statements created meanwhile, and is put back before the pool lends the connection again.
     @Override
     <T> T plannedPerRun(Connection connection, StoreTransactions.SqlWork<T> work) throws SQLException {
-        if (!connection.isWrapperFor(PGConnection.class)) {
+        if (!PGJDBC || !connection.isWrapperFor(PGConnection.class)) {
             return work.run(connection);
         }
         PGConnection driver = connection.unwrap(PGConnection.class);
@@ -67,6 +68,10 @@ public class PostgresDialect extends SqlDialect {
             driver.setPrepareThreshold(threshold);
         }
     }
+
+    /** Whether pgjdbc, an optional dependency, is there: another driver may serve PostgreSQL. */
+    private static final boolean PGJDBC = ClassUtils.isPresent("org.postgresql.PGConnection",
+            PostgresDialect.class.getClassLoader());
 
     /** Whether this store's connections run at another level by default; read from the first one. */
     private volatile Boolean otherIsolation;
@@ -187,11 +192,17 @@ public class PostgresDialect extends SqlDialect {
         return "clock_timestamp()";
     }
 
-    // pgjdbc sends the statements of one execution before one Sync, so in auto-commit they share an
-    // implicit transaction, to whose end the settings last
+    // the settings last to the end of the transaction; in auto-commit an explicit one, since pgjdbc may
+    // send a Sync between two statements of one execution (see pipelinesGrants), which would end an
+    // implicit one before the led statement
     @Override
-    String indexedPlansLead() {
-        return "SELECT " + INDEXED_PLANS + "; ";
+    String indexedPlansLead(boolean autoCommit) {
+        return (autoCommit ? "BEGIN; SELECT " : "SELECT ") + INDEXED_PLANS + "; ";
+    }
+
+    @Override
+    String indexedPlansEnd(boolean autoCommit) {
+        return autoCommit ? "; COMMIT" : "";
     }
 
     // adding nothing keeps the value and hides the column from the planner, which on a small table reads

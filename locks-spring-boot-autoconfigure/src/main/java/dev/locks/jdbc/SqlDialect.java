@@ -58,22 +58,31 @@ public abstract class SqlDialect {
     }
 
     /**
-     * Runs {@code work}, statements outside grant transactions, so that each is planned for the lock
-     * tables as they are when it runs, where the database would otherwise go on using a plan made when
-     * they were far smaller. As is by default. For statements run often, {@link #indexedPlansLead}
-     * costs less.
+     * Runs {@code work} so that the database plans each of its statements for that run, with the lock
+     * tables as they are then, where it would otherwise go on with a plan made when they were far
+     * smaller. By default the work just runs. Planning every run costs time: frequent statements use
+     * {@link #indexedPlansLead} instead.
      */
     <T> T plannedPerRun(Connection connection, StoreTransactions.SqlWork<T> work) throws SQLException {
         return work.run(connection);
     }
 
     /**
-     * A statement sent ahead of another one in the same execution, on a connection in auto-commit or in a
-     * transaction of the store's own, so that the database plans the other on the lock tables' indexes
-     * whatever it planned when they were small; it yields one result set. Empty (the default) where none
-     * is needed.
+     * What a frequent statement on a connection of the store's own is sent after in the same execution,
+     * so that the database plans it on the lock tables' indexes whatever it planned when they were small;
+     * it yields one result set. Never on a caller's connection, whose transaction it would outlast. Empty
+     * (the default) where none is needed.
+     *
+     * @param autoCommit whether the connection is in auto-commit: the lead then opens a transaction, which
+     *                   {@link #indexedPlansEnd} ends, and which a failure leaves open ({@link #endTransaction}
+     *                   rolls it back)
      */
-    String indexedPlansLead() {
+    String indexedPlansLead(boolean autoCommit) {
+        return "";
+    }
+
+    /** What ends the transaction {@link #indexedPlansLead} opened in auto-commit, after the led statement. */
+    String indexedPlansEnd(boolean autoCommit) {
         return "";
     }
 

@@ -61,7 +61,7 @@ final class StoreTransactions {
      * for each run ({@link SqlDialect#plannedPerRun}), as all but grants are.
      */
     <T> T inTransaction(String what, SqlWork<T> work) {
-        return inTransaction(what, () -> LocalGrantQueue.Place.NONE, plannedPerRun(work));
+        return inTransaction(what, () -> LocalGrantQueue.Place.NONE, withPlansPerRun(work));
     }
 
     /**
@@ -117,7 +117,7 @@ final class StoreTransactions {
      *         auto-commit
      */
     <T> T inBlock(String what, SqlWork<T> work) {
-        return inGrantBlock(what, plannedPerRun(work));
+        return inGrantBlock(what, withPlansPerRun(work));
     }
 
     /** A grant as {@link #inBlock}, whose own first statement keeps its plans on the indexes. */
@@ -161,7 +161,7 @@ final class StoreTransactions {
     }
 
     /** {@code work} with its statements planned for each run. */
-    <T> SqlWork<T> plannedPerRun(SqlWork<T> work) {
+    <T> SqlWork<T> withPlansPerRun(SqlWork<T> work) {
         return connection -> dialect.plannedPerRun(connection, work);
     }
 
@@ -197,20 +197,30 @@ final class StoreTransactions {
      * ({@link SqlDialect#plannedPerRun}).
      */
     <T> T autoCommit(String what, SqlWork<T> work) {
-        return autoCommitted(what, plannedPerRun(work));
+        return onOwnConnection(what, withPlansPerRun(work));
     }
 
     /**
-     * Runs frequent single statements that need no transaction of their own and lead with {@link
-     * SqlDialect#indexedPlansLead} where the connection is in auto-commit: they keep the plans the
-     * database caches. On a connection that is not, they are planned for each run.
+     * Runs frequent single statements that need no transaction of their own and follow {@link
+     * SqlDialect#indexedPlansLead}: they keep the plans the database caches.
      */
     <T> T autoCommitLed(String what, SqlWork<T> work) {
-        return autoCommitted(what, connection -> connection.getAutoCommit() ? work.run(connection)
-                : dialect.plannedPerRun(connection, work));
+        return onOwnConnection(what, connection -> {
+            boolean autoCommit = connection.getAutoCommit();
+            try {
+                return work.run(connection);
+            }
+            catch (Throwable ex) {
+                if (autoCommit && !dialect.indexedPlansLead(true).isEmpty()) {
+                    // the transaction the lead opened stays open when its statement fails
+                    rollbackOrAbort(connection, ex);
+                }
+                throw ex;
+            }
+        });
     }
 
-    private <T> T autoCommitted(String what, SqlWork<T> work) {
+    private <T> T onOwnConnection(String what, SqlWork<T> work) {
         return retrying(what, () -> {
             try (Connection connection = dataSource.getConnection()) {
                 boolean autoCommit = connection.getAutoCommit();

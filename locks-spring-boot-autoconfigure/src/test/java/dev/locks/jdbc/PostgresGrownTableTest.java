@@ -7,10 +7,13 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 
 import com.zaxxer.hikari.HikariDataSource;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.postgresql.core.BaseConnection;
 import org.springframework.jdbc.core.JdbcTemplate;
 
 import dev.locks.LockTimeoutException;
@@ -57,7 +60,8 @@ class PostgresGrownTableTest extends LockServiceContract {
     @ValueSource(ints = { 100, 300 })
     void waitersLooksPlannedOnASmallTableLookUpTheirKeysOnceItHasGrown(int small) throws Exception {
         JdbcLockService holder = node("node-holds", mainPool());
-        // a waiter looks every few milliseconds: far more often than the executions before a generic plan
+        // a pool of one connection turns release notices off: the waiter looks every few milliseconds, far
+        // more often than the executions before a generic plan
         long read = rowsReadOnceGrown(small, node -> {
             holder.acquire(x("/grow/busy").lease(Duration.ofMinutes(10)).build());
             waitInVain(node);
@@ -72,6 +76,38 @@ class PostgresGrownTableTest extends LockServiceContract {
         long read = rowsReadOnceGrown(small, node -> lockAndRelease(node, 0, 30), node -> lockAndRelease(node, 30, 20));
 
         assertThat(read).as("rows read during twenty grants and releases").isLessThan(GROWN);
+    }
+
+    @Test
+    void statementsLeaveThePooledSessionAsTheyFoundIt() throws Exception {
+        HikariDataSource pool = newPool(1);
+        List<String> before = sessionState(pool);
+        JdbcLockService node = node("node-under-test", pool);
+        JdbcLockService holder = node("node-holds", mainPool());
+        holder.acquire(x("/grow/busy").lease(Duration.ofMinutes(10)).build());
+
+        waitInVain(node);
+        lockAndRelease(node, 0, 10);
+        node.holders(tenant, "/grow/busy");
+
+        assertThat(sessionState(pool)).isEqualTo(before);
+    }
+
+    /**
+     * The settings the store changes for its own transactions, whether a transaction is open, and
+     * pgjdbc's threshold for preparing statements on the server, on the pool's one connection.
+     */
+    private static List<String> sessionState(HikariDataSource pool) throws SQLException {
+        try (Connection c = pool.getConnection()) {
+            BaseConnection driver = c.unwrap(BaseConnection.class);
+            String transaction = "transaction " + driver.getTransactionState();
+            try (Statement st = c.createStatement(); var rs = st.executeQuery("SELECT current_setting('enable_seqscan'),"
+                    + " current_setting('enable_bitmapscan'), current_setting('jit')")) {
+                rs.next();
+                return List.of(rs.getString(1), rs.getString(2), rs.getString(3), transaction,
+                        "prepare threshold " + driver.getPrepareThreshold());
+            }
+        }
     }
 
     /** What a node does with the lock tables. */
@@ -92,6 +128,8 @@ class PostgresGrownTableTest extends LockServiceContract {
         JdbcTemplate jdbc = new JdbcTemplate(mainPool());
         String held = prefix + "held";
         jdbc.execute((Statement st) -> {
+            // an ANALYZE while the test runs would plan the statements again, and hide what it looks for
+            st.execute("ALTER TABLE " + held + " SET (autovacuum_enabled = off)");
             st.execute("TRUNCATE " + held);
             fill(st, held, 0, small);
             return st.execute("ANALYZE " + held);
@@ -108,7 +146,9 @@ class PostgresGrownTableTest extends LockServiceContract {
         onceGrown.run(node);
         node.close();
         endSessionsOf(pool, jdbc);
-        return rowsRead(jdbc, held) - before;
+        long read = rowsRead(jdbc, held) - before;
+        jdbc.execute("ALTER TABLE " + held + " RESET (autovacuum_enabled)");
+        return read;
     }
 
     /** Grants {@code count} requests of ten sibling paths, each held for ten minutes: nothing is released. */

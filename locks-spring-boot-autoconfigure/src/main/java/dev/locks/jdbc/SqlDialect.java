@@ -71,7 +71,9 @@ public abstract class SqlDialect {
      * What a frequent statement on a connection of the store's own is sent after in the same execution,
      * so that the database plans it on the lock tables' indexes whatever it planned when they were small;
      * it yields one result set. Never on a caller's connection, whose transaction it would outlast. Empty
-     * (the default) where none is needed.
+     * (the default) where none is needed. Callers tell a transaction from auto-commit by the JDBC flag,
+     * so a dialect with a lead must not {@link #startsTransactionsWithStatements start transactions with
+     * statements} nor {@link #groupsGrantsInBlocks group grants in blocks}.
      *
      * @param autoCommit whether the connection is in auto-commit: the lead then opens a transaction, which
      *                   {@link #indexedPlansEnd} ends, and which a failure leaves open ({@link #endTransaction}

@@ -201,8 +201,8 @@ final class StoreTransactions {
     }
 
     /**
-     * Runs frequent single statements that need no transaction of their own and follow {@link
-     * SqlDialect#indexedPlansLead}: they keep the plans the database caches.
+     * Runs frequent single statements that follow {@link SqlDialect#indexedPlansLead}, which in
+     * auto-commit opens a transaction for the statement alone: they keep the plans the database caches.
      */
     <T> T autoCommitLed(String what, SqlWork<T> work) {
         return onOwnConnection(what, connection -> {

@@ -102,9 +102,13 @@ abstract class LockServiceContract {
 
     /** A pool closed after the test. */
     protected HikariDataSource newPool(int size) {
-        HikariDataSource pool = database().newPool(size, driverProperties());
-        toClose.add(pool);
-        return pool;
+        return closeAfterTest(database().newPool(size, driverProperties()));
+    }
+
+    /** Closes {@code resource} after the test, after what was registered later. */
+    protected <T extends AutoCloseable> T closeAfterTest(T resource) {
+        toClose.add(resource);
+        return resource;
     }
 
     protected JdbcLockService node(String nodeId, javax.sql.DataSource pool) {

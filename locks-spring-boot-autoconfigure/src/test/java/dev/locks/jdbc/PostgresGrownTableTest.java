@@ -2,12 +2,14 @@ package dev.locks.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.Test;
@@ -16,6 +18,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.postgresql.core.BaseConnection;
 import org.springframework.jdbc.core.JdbcTemplate;
 
+import dev.locks.LockHandle;
 import dev.locks.LockTimeoutException;
 import dev.locks.testing.TestDatabase;
 
@@ -80,7 +83,7 @@ class PostgresGrownTableTest extends LockServiceContract {
 
     @Test
     void statementsLeaveThePooledSessionAsTheyFoundIt() throws Exception {
-        HikariDataSource pool = newPool(1);
+        HikariDataSource pool = poolUnderTest();
         List<String> before = sessionState(pool);
         JdbcLockService node = node("node-under-test", pool);
         JdbcLockService holder = node("node-holds", mainPool());
@@ -89,6 +92,29 @@ class PostgresGrownTableTest extends LockServiceContract {
         waitInVain(node);
         lockAndRelease(node, 0, 10);
         node.holders(tenant, "/grow/busy");
+
+        assertThat(sessionState(pool)).isEqualTo(before);
+    }
+
+    @Test
+    void aReleaseThatFailsInTheTransactionItsLeadOpenedLeavesNoneOpen() throws Exception {
+        // lock_timeout makes the release fail on a row another transaction has locked
+        HikariDataSource pool = closeAfterTest(database().newPool(1, Map.of("options", "-c lock_timeout=200"), true));
+        List<String> before = sessionState(pool);
+        JdbcLockService node = node("node-under-test", pool);
+        LockHandle handle = node.acquire(x("/grow/blocked").build());
+        JdbcTemplate jdbc = new JdbcTemplate(mainPool());
+        String rowOfGrant = "SELECT count(*) FROM " + prefix + "held WHERE tenant = ? AND path = '/grow/blocked'";
+
+        try (Connection blocker = mainPool().getConnection()) {
+            blocker.setAutoCommit(false);
+            try (Statement st = blocker.createStatement()) {
+                st.executeQuery("SELECT id FROM " + prefix + "held WHERE path = '/grow/blocked' FOR UPDATE").close();
+            }
+            catchThrowable(handle::release);
+            assertThat(jdbc.queryForObject(rowOfGrant, Integer.class, tenant)).as("the grant's row, not released").isOne();
+            blocker.rollback();
+        }
 
         assertThat(sessionState(pool)).isEqualTo(before);
     }
@@ -108,6 +134,11 @@ class PostgresGrownTableTest extends LockServiceContract {
                         "prepare threshold " + driver.getPrepareThreshold());
             }
         }
+    }
+
+    /** The pool of the node under test: one connection, so that its statements run in one session. */
+    protected HikariDataSource poolUnderTest() {
+        return newPool(1);
     }
 
     /** What a node does with the lock tables. */
@@ -134,7 +165,7 @@ class PostgresGrownTableTest extends LockServiceContract {
             fill(st, held, 0, small);
             return st.execute("ANALYZE " + held);
         });
-        HikariDataSource pool = newPool(1);
+        HikariDataSource pool = poolUnderTest();
         JdbcLockService node = node("node-under-test", pool);
         whileSmall.run(node);
         jdbc.execute((Statement st) -> {

@@ -70,8 +70,17 @@ public enum TestDatabase {
      * @return the pool; close it after the test
      */
     public HikariDataSource newPool(int poolSize, Map<String, String> driverProperties) {
+        return newPool(poolSize, driverProperties, true);
+    }
+
+    /**
+     * A fresh pool standing for one node, its driver given {@code driverProperties}, its connections
+     * in auto-commit or not.
+     */
+    public HikariDataSource newPool(int poolSize, Map<String, String> driverProperties, boolean autoCommit) {
         Coordinates c = coordinates();
         HikariConfig config = new HikariConfig();
+        config.setAutoCommit(autoCommit);
         driverProperties.forEach(config::addDataSourceProperty);
         config.setJdbcUrl(c.url);
         config.setUsername(c.user);

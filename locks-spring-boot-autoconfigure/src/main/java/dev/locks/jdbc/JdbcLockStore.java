@@ -176,7 +176,7 @@ public class JdbcLockStore implements LockStore {
             List<SqlDialect.NodeLock> locks, Grant releasing) throws SQLException {
         Instant now = dialect.serialise(connection, tables, locks).truncatedTo(ChronoUnit.MICROS);
         boolean released = releasing != null
-                && releaseWork(releasing, Duration.ZERO, origin, false, false).run(connection) > 0;
+                && releaseWork(releasing, Duration.ZERO, origin, false, true).run(connection) > 0;
         boolean nameHolders = releasing == null;
         Grant grant;
         if (request.kind() == LockKind.SEMAPHORE && !dialect.insertsUnlessConflicting()) {
@@ -384,12 +384,11 @@ public class JdbcLockStore implements LockStore {
      * Runs a DELETE or UPDATE of lock rows and, where the database can, tells the listeners
      * {@code from} does not exclude.
      *
-     * @param led whether the statement follows {@link SqlDialect#indexedPlansLead}: on a connection of
-     *            the store's own ({@link StoreTransactions#autoCommitLed}), not in a grant's transaction
-     *            (which has the settings) nor in the caller's (which they would outlast)
+     * @param ownConnection whether the connection is the store's own, where in auto-commit the statement's
+     *                      lead opens a transaction for it ({@link SqlDialect#indexedPlansLead})
      */
     private int modifyAndNotify(Connection connection, String sql, ReleaseOrigin from, boolean lazyCommit,
-            boolean led, Binder binder) throws SQLException {
+            boolean ownConnection, Binder binder) throws SQLException {
         // a connection in a transaction, the caller's or a grant's, would pass the lazy commit on to everything
         // else that transaction wrote
         boolean autoCommit = connection.getAutoCommit();
@@ -400,12 +399,13 @@ public class JdbcLockStore implements LockStore {
                 return ps.executeUpdate();
             }
         }
-        String lead = led ? dialect.indexedPlansLead(autoCommit) : "";
-        String leadEnd = led ? dialect.indexedPlansEnd(autoCommit) : "";
-        try (PreparedStatement ps = connection.prepareStatement(lead + notifying + leadEnd)) {
+        boolean openTransaction = ownConnection && autoCommit;
+        String lead = dialect.indexedPlansLead(openTransaction);
+        try (PreparedStatement ps = connection.prepareStatement(lead + notifying
+                + dialect.indexedPlansEnd(openTransaction))) {
             binder.bind(ps);
             int[] rows = { 0 };
-            StatementResults.readAfter(lead, ps, (n, rs) -> rows[0] = rs.getInt(1));
+            StatementResults.readLed(lead, ps, (n, rs) -> rows[0] = rs.getInt(1));
             return rows[0];
         }
     }
@@ -827,8 +827,7 @@ public class JdbcLockStore implements LockStore {
         if (inCallersTransaction()) {
             // this node's waiters were woken before the commit and looked too early: its own notice,
             // sent at the commit, must reach them too
-            return releaseWithCallersTransaction(grant, keepFor, releaseWork(grant, keepFor, ReleaseOrigin.ANY, false, false),
-                    releaseWork(grant, keepFor, ReleaseOrigin.ANY, false, true));
+            return releaseWithCallersTransaction(grant, keepFor, releaseWork(grant, keepFor, ReleaseOrigin.ANY, false, false));
         }
         return transactions.autoCommitLed("release a lock", releaseWork(grant, keepFor, origin, !durableReleases, true)) > 0;
     }
@@ -843,12 +842,12 @@ public class JdbcLockStore implements LockStore {
      * The release of a grant on a given connection, telling the listeners {@code from} does not
      * exclude where the database can.
      *
-     * @param led whether the release runs on its own ({@link StoreTransactions#autoCommitLed})
+     * @param ownConnection whether the release runs on a connection of the store's own, not the caller's
      */
     private StoreTransactions.SqlWork<Integer> releaseWork(Grant grant, Duration keepFor, ReleaseOrigin from,
-            boolean lazyCommit, boolean led) {
+            boolean lazyCommit, boolean ownConnection) {
         String sql = releaseSql(keepFor);
-        return connection -> modifyAndNotify(connection, sql, from, lazyCommit, led,
+        return connection -> modifyAndNotify(connection, sql, from, lazyCommit, ownConnection,
                 ps -> bindRelease(ps, 1, grant, keepFor));
     }
 
@@ -895,11 +894,10 @@ public class JdbcLockStore implements LockStore {
      * @return whether the grant was live: deleted by the joined release, or seen on a connection of
      *         its own for a release that follows the transaction
      */
-    private boolean releaseWithCallersTransaction(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work,
-            StoreTransactions.SqlWork<Integer> alone) {
+    private boolean releaseWithCallersTransaction(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work) {
         // whatever becomes of the caller's transaction, the lock must not wait for its lease, nor be
         // freed before the work it guards is committed
-        ReleaseAtTransactionEnd end = new ReleaseAtTransactionEnd(grant, keepFor, work, alone);
+        ReleaseAtTransactionEnd end = new ReleaseAtTransactionEnd(grant, keepFor, work);
         TransactionSynchronizationManager.registerSynchronization(end);
         Connection connection = null;
         try {
@@ -912,7 +910,7 @@ public class JdbcLockStore implements LockStore {
                         c -> isLive(c, grant));
             }
             joinedReleases.releaseJoining(grant);
-            int rows = transactions.withPlansPerRun(work).run(connection);
+            int rows = work.run(connection);
             end.joined = true;
             return rows > 0;
         }
@@ -963,21 +961,15 @@ public class JdbcLockStore implements LockStore {
 
         private final Duration keepFor;
 
-        /** The release in the caller's transaction. */
         private final StoreTransactions.SqlWork<Integer> work;
-
-        /** The release on a connection of its own, once the transaction has ended. */
-        private final StoreTransactions.SqlWork<Integer> alone;
 
         /** Set once the release ran in the caller's transaction; only the caller's thread touches it. */
         private boolean joined;
 
-        ReleaseAtTransactionEnd(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work,
-                StoreTransactions.SqlWork<Integer> alone) {
+        ReleaseAtTransactionEnd(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work) {
             this.grant = grant;
             this.keepFor = keepFor;
             this.work = work;
-            this.alone = alone;
         }
 
         @Override
@@ -987,7 +979,7 @@ public class JdbcLockStore implements LockStore {
             }
             Connection connection = DataSourceUtils.getConnection(transactions.dataSource());
             try {
-                transactions.withPlansPerRun(work).run(connection);
+                work.run(connection);
             }
             catch (SQLException ex) {
                 throw new ReleaseDeferredException("Lock store failed to release a lock in the caller's transaction: "
@@ -1006,7 +998,7 @@ public class JdbcLockStore implements LockStore {
             }
             String when = joined ? "after rollback" : "after the caller's transaction";
             try {
-                transactions.autoCommitLed("release a lock " + when, alone);
+                transactions.autoCommitLed("release a lock " + when, work);
             }
             catch (RuntimeException ex) {
                 log.debug("Could not release a lock {}: {}", when, ex.toString());
@@ -1184,7 +1176,7 @@ public class JdbcLockStore implements LockStore {
             }
             // the lock may be this node's: its own waiters learn of it from the notice too
             modifyAndNotify(connection, "DELETE FROM " + tables.held() + " WHERE id IN ("
-                    + SqlDialect.placeholders(rows.size()) + ")", ReleaseOrigin.ANY, false, false, ps -> {
+                    + SqlDialect.placeholders(rows.size()) + ")", ReleaseOrigin.ANY, false, true, ps -> {
                         for (int i = 0; i < rows.size(); i++) {
                             ps.setLong(i + 1, rows.get(i).lockId());
                         }

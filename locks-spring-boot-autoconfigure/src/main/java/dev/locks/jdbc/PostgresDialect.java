@@ -50,8 +50,7 @@ public class PostgresDialect extends SqlDialect {
     }
 
     // pgjdbc sends the statements unnamed, and PostgreSQL plans each run for the tables as it finds them
-    // then: planning costs a release about 0.3 ms, so this is for statements run seldom, and for those in a
-    // caller's transaction, which the lead's settings would outlast. The threshold is the driver's, for
+    // then: planning costs a release about 0.3 ms, so this is for statements run seldom. The threshold is the driver's, for
     // statements created meanwhile, and is put back before the pool lends the connection again.
     @Override
     <T> T plannedPerRun(Connection connection, StoreTransactions.SqlWork<T> work) throws SQLException {
@@ -192,17 +191,30 @@ public class PostgresDialect extends SqlDialect {
         return "clock_timestamp()";
     }
 
-    // the settings last to the end of the transaction; in auto-commit an explicit one, since pgjdbc may
-    // send a Sync between two statements of one execution (see pipelinesGrants), which would end an
-    // implicit one before the led statement
+    // The settings last to the end of the transaction. In auto-commit it is an explicit one, since pgjdbc
+    // may send a Sync between two statements of one execution (see pipelinesGrants), which would end an
+    // implicit one before the led statement. In a transaction, which may be the caller's, the values found
+    // are kept in settings of the store's own and put back after the led statement, so that nothing else
+    // the transaction runs is planned differently.
+    private static final String LEAD_IN_AUTO_COMMIT = "BEGIN; SELECT " + INDEXED_PLANS + "; ";
+
+    private static final String LEAD_IN_TRANSACTION = "SELECT set_config('locks.enable_seqscan',"
+            + " current_setting('enable_seqscan'), true), set_config('locks.enable_bitmapscan',"
+            + " current_setting('enable_bitmapscan'), true), set_config('locks.jit', current_setting('jit'), true), "
+            + INDEXED_PLANS + "; ";
+
+    private static final String END_IN_TRANSACTION = "; SELECT set_config('enable_seqscan',"
+            + " current_setting('locks.enable_seqscan'), true), set_config('enable_bitmapscan',"
+            + " current_setting('locks.enable_bitmapscan'), true), set_config('jit', current_setting('locks.jit'), true)";
+
     @Override
-    String indexedPlansLead(boolean autoCommit) {
-        return (autoCommit ? "BEGIN; SELECT " : "SELECT ") + INDEXED_PLANS + "; ";
+    String indexedPlansLead(boolean openTransaction) {
+        return openTransaction ? LEAD_IN_AUTO_COMMIT : LEAD_IN_TRANSACTION;
     }
 
     @Override
-    String indexedPlansEnd(boolean autoCommit) {
-        return autoCommit ? "; COMMIT" : "";
+    String indexedPlansEnd(boolean openTransaction) {
+        return openTransaction ? "; COMMIT" : END_IN_TRANSACTION;
     }
 
     // adding nothing keeps the value and hides the column from the planner, which on a small table reads

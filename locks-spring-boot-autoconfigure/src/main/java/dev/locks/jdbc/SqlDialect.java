@@ -68,23 +68,25 @@ public abstract class SqlDialect {
     }
 
     /**
-     * What a frequent statement on a connection of the store's own is sent after in the same execution,
-     * so that the database plans it on the lock tables' indexes whatever it planned when they were small;
-     * it yields one result set. Never on a caller's connection, whose transaction it would outlast. Empty
-     * (the default) where none is needed. Callers tell a transaction from auto-commit by the JDBC flag,
-     * so a dialect with a lead must not {@link #startsTransactionsWithStatements start transactions with
-     * statements} nor {@link #groupsGrantsInBlocks group grants in blocks}.
+     * What a frequent statement is sent after in the same execution, so that the database plans it on
+     * the lock tables' indexes whatever it planned when they were small; it yields one result set, and
+     * {@link #indexedPlansEnd} follows the statement. Empty (the default) where none is needed. Callers
+     * tell a transaction from auto-commit by the JDBC flag, so a dialect with a lead must not {@link
+     * #startsTransactionsWithStatements start transactions with statements} nor {@link
+     * #groupsGrantsInBlocks group grants in blocks}.
      *
-     * @param autoCommit whether the connection is in auto-commit: the lead then opens a transaction, which
-     *                   {@link #indexedPlansEnd} ends, and which a failure leaves open ({@link #endTransaction}
-     *                   rolls it back)
+     * @param openTransaction whether the lead is to open a transaction for the statement, on a connection
+     *                        of the store's own in auto-commit: {@link #indexedPlansEnd} commits it, and a
+     *                        failure leaves it open ({@link #endTransaction} rolls it back). Otherwise the
+     *                        statement runs in the connection's transaction, perhaps the caller's, which the
+     *                        lead and end leave as they found it
      */
-    String indexedPlansLead(boolean autoCommit) {
+    String indexedPlansLead(boolean openTransaction) {
         return "";
     }
 
-    /** What ends the transaction {@link #indexedPlansLead} opened in auto-commit, after the led statement. */
-    String indexedPlansEnd(boolean autoCommit) {
+    /** What follows a statement sent after {@link #indexedPlansLead}; it yields no more than one result set. */
+    String indexedPlansEnd(boolean openTransaction) {
         return "";
     }
 

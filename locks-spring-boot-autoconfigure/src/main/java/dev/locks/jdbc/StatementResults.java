@@ -21,10 +21,10 @@ final class StatementResults {
     }
 
     /**
-     * Runs {@code ps}, whose text starts with {@code lead} ({@link SqlDialect#indexedPlansLead}), and
-     * hands every row of the result sets after the lead's to {@code reader}, numbered from 0 after it.
+     * Runs {@code ps}, a statement led by {@code lead} ({@link SqlDialect#indexedPlansLead}) unless that is
+     * empty, and hands every row of the led statement's result set to {@code reader}.
      */
-    static void readAfter(String lead, PreparedStatement ps, RowReader reader) throws SQLException {
+    static void readLed(String lead, PreparedStatement ps, RowReader reader) throws SQLException {
         if (lead.isEmpty()) {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
@@ -34,8 +34,8 @@ final class StatementResults {
             return;
         }
         read(ps, (n, rs) -> {
-            if (n > 0) {
-                reader.read(n - 1, rs);
+            if (n == 1) {
+                reader.read(0, rs);
             }
         });
     }

@@ -17,6 +17,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.postgresql.core.BaseConnection;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import dev.locks.LockHandle;
 import dev.locks.LockTimeoutException;
@@ -117,6 +119,24 @@ class PostgresGrownTableTest extends LockServiceContract {
         }
 
         assertThat(sessionState(pool)).isEqualTo(before);
+    }
+
+    @Test
+    void aReleaseInTheCallersTransactionLeavesItsSettingsAsItSetThem() {
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
+        JdbcTemplate jdbc = new JdbcTemplate(mainPool());
+        String settings = "SELECT current_setting('enable_seqscan') || ' ' || current_setting('enable_bitmapscan')"
+                + " || ' ' || current_setting('jit')";
+        JdbcLockService node = node("node-under-test", mainPool());
+
+        String after = transaction.execute(status -> {
+            jdbc.execute("SET LOCAL enable_bitmapscan = off");
+            LockHandle handle = node.acquire(x("/grow/in-transaction").build());
+            handle.release();
+            return jdbc.queryForObject(settings, String.class);
+        });
+
+        assertThat(after).isEqualTo("on off on");
     }
 
     /**

@@ -37,7 +37,7 @@ final class SqlTextScanner {
     static final Set<String> SQL_VARIABLES = Set.of("sql", "live", "filter", "rowFilter", "select", "waiters", "ids",
             "values", "COLUMN_LIST", "UNTIMED_COLUMN_LIST", "channel", "notifying", "SERIALISE", "INDEXED_PLANS", "COLUMNS", "where", "leave",
             "BOUND_CLOCK", "times", "BOUND_TIMES", "release", "dequeueSql", "deleteSql", "key",
-            "trip", "grantIds", "byKey", "bySubtree", "lead", "leadEnd");
+            "trip", "grantIds", "byKey", "bySubtree", "lead");
 
     /** Builders whose every {@code append} adds SQL text. */
     static final Set<String> SQL_BUILDERS = Set.of("sql", "where");
@@ -79,7 +79,7 @@ final class SqlTextScanner {
             "origin.tag()", "tables.prefix()", "dialect.now()", "now()", "dialect.subtree()", "query.limit()", "sql.toString()",
             "COLUMNS", "PathConflictQuery.COLUMNS", "dialect.keyParameter()", "valueRows(request,BOUND_TIMES)", "valueRows(request,\"\")",
             "valueRows(request,\", \"+dialect.blockTimes())",
-            "dialect.pipelinedSerialise()", "dialect.indexedPlansLead(autoCommit)", "dialect.indexedPlansEnd(autoCommit)", "dialect.blockOpening(tables,locks,release)", "dialect.blockClock()",
+            "dialect.pipelinedSerialise()", "dialect.indexedPlansLead(autoCommit)", "dialect.indexedPlansEnd(autoCommit)", "dialect.indexedPlansEnd(openTransaction)", "dialect.indexedPlansLead(openTransaction)", "dialect.blockOpening(tables,locks,release)", "dialect.blockClock()",
             "releaseSql(Duration.ZERO)", "releaseSql(keepFor)", "notifyingRelease()",
             "busyAt(request,\"c.now\")", "busyAt(request,clock)",
             "conflicts.permitLimit(clock)", "dialect.blockClosing()", "count.start()", "count.end()",

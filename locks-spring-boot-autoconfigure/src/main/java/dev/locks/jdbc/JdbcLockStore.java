@@ -405,7 +405,7 @@ public class JdbcLockStore implements LockStore {
                 + dialect.indexedPlansEnd(openTransaction))) {
             binder.bind(ps);
             int[] rows = { 0 };
-            StatementResults.readLed(lead, ps, (n, rs) -> rows[0] = rs.getInt(1));
+            StatementResults.readLed(lead, ps, rs -> rows[0] = rs.getInt(1));
             return rows[0];
         }
     }

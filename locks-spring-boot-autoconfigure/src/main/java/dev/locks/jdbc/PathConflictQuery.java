@@ -76,7 +76,7 @@ final class PathConflictQuery {
         try (PreparedStatement ps = prepare(connection, lead, keys, now, exceptOwner, onlyExclusive, waitersBefore, limit,
                 dialect.indexedPlansEnd(autoCommit))) {
             List<LockHolder> holders = new ArrayList<>();
-            StatementResults.readLed(lead, ps, (n, rs) -> holders.add(holder(rs)));
+            StatementResults.readLed(lead, ps, rs -> holders.add(holder(rs)));
             return holders;
         }
     }
@@ -286,7 +286,7 @@ final class PathConflictQuery {
             }
             List<LockHolder> rows = new ArrayList<>();
             int[] smallestHeldMax = { Integer.MAX_VALUE };
-            StatementResults.readLed(lead, ps, (n, rs) -> {
+            StatementResults.readLed(lead, ps, rs -> {
                 LockHolder row = holder(rs);
                 if (!row.waiting()) {
                     smallestHeldMax[0] = Math.min(smallestHeldMax[0], rs.getInt("permits"));

@@ -24,6 +24,10 @@ import dev.locks.LockKind;
  */
 public class PostgresDialect extends SqlDialect {
 
+    /** Whether pgjdbc, an optional dependency, is there: another driver may serve PostgreSQL. */
+    private static final boolean PGJDBC = ClassUtils.isPresent("org.postgresql.PGConnection",
+            PostgresDialect.class.getClassLoader());
+
     // The lock tables are meant to be read through their key and subtree indexes only, but a prepared
     // statement's generic plan keeps the access paths it was planned with until autovacuum next analyses
     // the table: planned while the table was small, a conflict check of several keys, or a release, scans
@@ -50,8 +54,9 @@ public class PostgresDialect extends SqlDialect {
     }
 
     // pgjdbc sends the statements unnamed, and PostgreSQL plans each run for the tables as it finds them
-    // then: planning costs a release about 0.3 ms, so this is for statements run seldom. The threshold is the driver's, for
-    // statements created meanwhile, and is put back before the pool lends the connection again.
+    // then: planning costs a release about 0.3 ms, so this is for statements run seldom. The threshold is
+    // the driver's, for statements created meanwhile, and is put back before the pool lends the connection
+    // again.
     @Override
     <T> T plannedPerRun(Connection connection, StoreTransactions.SqlWork<T> work) throws SQLException {
         if (!PGJDBC || !connection.isWrapperFor(PGConnection.class)) {
@@ -67,10 +72,6 @@ public class PostgresDialect extends SqlDialect {
             driver.setPrepareThreshold(threshold);
         }
     }
-
-    /** Whether pgjdbc, an optional dependency, is there: another driver may serve PostgreSQL. */
-    private static final boolean PGJDBC = ClassUtils.isPresent("org.postgresql.PGConnection",
-            PostgresDialect.class.getClassLoader());
 
     /** Whether this store's connections run at another level by default; read from the first one. */
     private volatile Boolean otherIsolation;

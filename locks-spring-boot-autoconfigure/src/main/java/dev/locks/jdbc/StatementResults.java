@@ -4,6 +4,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 
+import org.springframework.jdbc.core.RowCallbackHandler;
+
 /**
  * Reads the answers of an execution of several statements (a pipelined grant or renewal on
  * PostgreSQL, a compound statement on MariaDB): every result set in statement order, past the update
@@ -22,20 +24,20 @@ final class StatementResults {
 
     /**
      * Runs {@code ps}, a statement led by {@code lead} ({@link SqlDialect#indexedPlansLead}) unless that is
-     * empty, and hands every row of the led statement's result set to {@code reader}.
+     * empty, and hands every row of the led statement's result set to {@code rows}.
      */
-    static void readLed(String lead, PreparedStatement ps, RowReader reader) throws SQLException {
+    static void readLed(String lead, PreparedStatement ps, RowCallbackHandler rows) throws SQLException {
         if (lead.isEmpty()) {
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    reader.read(0, rs);
+                    rows.processRow(rs);
                 }
             }
             return;
         }
         read(ps, (n, rs) -> {
             if (n == 1) {
-                reader.read(0, rs);
+                rows.processRow(rs);
             }
         });
     }

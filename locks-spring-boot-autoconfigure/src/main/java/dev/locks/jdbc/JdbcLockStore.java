@@ -961,6 +961,7 @@ public class JdbcLockStore implements LockStore {
 
         private final Duration keepFor;
 
+        /** The release on the caller's connection; after the transaction a release of its own runs instead. */
         private final StoreTransactions.SqlWork<Integer> work;
 
         /** Set once the release ran in the caller's transaction; only the caller's thread touches it. */
@@ -998,7 +999,9 @@ public class JdbcLockStore implements LockStore {
             }
             String when = joined ? "after rollback" : "after the caller's transaction";
             try {
-                transactions.autoCommitLed("release a lock " + when, work);
+                // on a connection of its own, whose lead in auto-commit opens a transaction for the release
+                transactions.autoCommitLed("release a lock " + when,
+                        releaseWork(grant, keepFor, ReleaseOrigin.ANY, false, true));
             }
             catch (RuntimeException ex) {
                 log.debug("Could not release a lock {}: {}", when, ex.toString());

@@ -10,7 +10,7 @@ import com.zaxxer.hikari.HikariDataSource;
 class PostgresGrownTableOnManualCommitPoolTest extends PostgresGrownTableTest {
 
     @Override
-    protected HikariDataSource poolUnderTest() {
-        return closeAfterTest(database().newPool(1, driverProperties(), false));
+    protected HikariDataSource poolUnderTest(int connections) {
+        return closeAfterTest(database().newPool(connections, driverProperties(), false));
     }
 }

@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -18,6 +19,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 import org.postgresql.core.BaseConnection;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.SingleConnectionDataSource;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import dev.locks.LockHandle;
@@ -56,7 +59,8 @@ class PostgresGrownTableTest extends LockServiceContract {
     @ValueSource(ints = { 100, 300 })
     void conflictChecksPlannedOnASmallTableLookUpTheirKeysOnceItHasGrown(int small) throws Exception {
         // past pgjdbc's five executions before it prepares on the server, and PostgreSQL's five custom plans
-        long read = rowsReadOnceGrown(small, node -> grantTenPaths(node, 0, 30), node -> grantTenPaths(node, 30, 20));
+        long read = rowsReadOnceGrown(small, 1, (node, pool) -> grantTenPaths(node, 0, 30),
+                (node, pool) -> grantTenPaths(node, 30, 20));
 
         assertThat(read).as("rows read during twenty grants of new paths").isLessThan(GROWN);
     }
@@ -67,10 +71,10 @@ class PostgresGrownTableTest extends LockServiceContract {
         JdbcLockService holder = node("node-holds", mainPool());
         // a pool of one connection turns release notices off: the waiter looks every few milliseconds, far
         // more often than the executions before a generic plan
-        long read = rowsReadOnceGrown(small, node -> {
+        long read = rowsReadOnceGrown(small, 1, (node, pool) -> {
             holder.acquire(x("/grow/busy").lease(Duration.ofMinutes(10)).build());
             waitInVain(node);
-        }, this::waitInVain);
+        }, (node, pool) -> waitInVain(node));
 
         assertThat(read).as("rows read while a waiter looked for half a second").isLessThan(GROWN);
     }
@@ -78,14 +82,25 @@ class PostgresGrownTableTest extends LockServiceContract {
     @ParameterizedTest(name = "planned on {0} rows")
     @ValueSource(ints = { 100, 300 })
     void releasesPlannedOnASmallTableFindTheirRowsOnceItHasGrown(int small) throws Exception {
-        long read = rowsReadOnceGrown(small, node -> lockAndRelease(node, 0, 30), node -> lockAndRelease(node, 30, 20));
+        long read = rowsReadOnceGrown(small, 1, (node, pool) -> lockAndRelease(node, 0, 30),
+                (node, pool) -> lockAndRelease(node, 30, 20));
 
         assertThat(read).as("rows read during twenty grants and releases").isLessThan(GROWN);
     }
 
+    @ParameterizedTest(name = "planned on {0} rows")
+    @ValueSource(ints = { 100, 300 })
+    void releasesThatFollowTheCallersTransactionFindTheirRowsOnceItHasGrown(int small) throws Exception {
+        // a second connection for the releases, since the caller's transaction holds one until they have run
+        long read = rowsReadOnceGrown(small, 2, (node, pool) -> releaseAfterTransactions(node, pool, 0, 30),
+                (node, pool) -> releaseAfterTransactions(node, pool, 30, 20));
+
+        assertThat(read).as("rows read during twenty grants and releases after a transaction").isLessThan(GROWN);
+    }
+
     @Test
     void statementsLeaveThePooledSessionAsTheyFoundIt() throws Exception {
-        HikariDataSource pool = poolUnderTest();
+        HikariDataSource pool = poolUnderTest(1);
         List<String> before = sessionState(pool);
         JdbcLockService node = node("node-under-test", pool);
         JdbcLockService holder = node("node-holds", mainPool());
@@ -156,26 +171,27 @@ class PostgresGrownTableTest extends LockServiceContract {
         }
     }
 
-    /** The pool of the node under test: one connection, so that its statements run in one session. */
-    protected HikariDataSource poolUnderTest() {
-        return newPool(1);
+    /** The pool of the node under test: few connections, so that its statements run in few sessions. */
+    protected HikariDataSource poolUnderTest(int connections) {
+        return newPool(connections);
     }
 
-    /** What a node does with the lock tables. */
+    /** What a node does with the lock tables, on its pool. */
     @FunctionalInterface
     private interface NodeWork {
-        void run(JdbcLockService node);
+        void run(JdbcLockService node, HikariDataSource pool);
     }
 
     /**
-     * Runs {@code whileSmall} on a node whose pool has one connection, so that all its statements run
-     * in the one session whose plans are cached, with {@code small} analysed rows in the held table;
+     * Runs {@code whileSmall} on a node whose pool has {@code connections} connections, so that all its
+     * statements run in the few sessions whose plans are cached, with {@code small} analysed rows in the held table;
      * grows the table to {@link #GROWN} rows without analysing it, as between two runs of autovacuum;
      * then runs {@code onceGrown} on the same node.
      *
      * @return the rows PostgreSQL read from the held table's heap during {@code onceGrown}
      */
-    private long rowsReadOnceGrown(int small, NodeWork whileSmall, NodeWork onceGrown) throws Exception {
+    private long rowsReadOnceGrown(int small, int connections, NodeWork whileSmall, NodeWork onceGrown)
+            throws Exception {
         JdbcTemplate jdbc = new JdbcTemplate(mainPool());
         String held = prefix + "held";
         jdbc.execute((Statement st) -> {
@@ -185,18 +201,18 @@ class PostgresGrownTableTest extends LockServiceContract {
             fill(st, held, 0, small);
             return st.execute("ANALYZE " + held);
         });
-        HikariDataSource pool = poolUnderTest();
+        HikariDataSource pool = poolUnderTest(connections);
         JdbcLockService node = node("node-under-test", pool);
-        whileSmall.run(node);
+        whileSmall.run(node, pool);
         jdbc.execute((Statement st) -> {
             fill(st, held, small, GROWN - small);
             return null;
         });
         long before = rowsRead(jdbc, held);
 
-        onceGrown.run(node);
+        onceGrown.run(node, pool);
         node.close();
-        endSessionsOf(pool, jdbc);
+        endSessionsOf(pool, connections, jdbc);
         long read = rowsRead(jdbc, held) - before;
         jdbc.execute("ALTER TABLE " + held + " RESET (autovacuum_enabled)");
         return read;
@@ -219,25 +235,53 @@ class PostgresGrownTableTest extends LockServiceContract {
         }
     }
 
+    /**
+     * Releases {@code count} locks inside transactions at REPEATABLE READ on the lock tables' pool,
+     * whose snapshot a release could not see past: each release runs after its transaction.
+     */
+    private void releaseAfterTransactions(JdbcLockService node, HikariDataSource pool, int from, int count) {
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(pool));
+        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_REPEATABLE_READ);
+        for (int i = from; i < from + count; i++) {
+            LockHandle handle = node.tryAcquire(x("/grow/" + i).build()).orElseThrow();
+            transaction.executeWithoutResult(status -> handle.release());
+        }
+    }
+
     /** Waits half a second for a path inside the held {@code /grow/busy}. */
     private void waitInVain(JdbcLockService waiter) {
         assertThatThrownBy(() -> waiter.acquire(x("/grow/busy/file").waitAtMost(Duration.ofMillis(500)).build()))
                 .isInstanceOf(LockTimeoutException.class);
     }
 
-    /** Closes the pool and waits for its session to end, which is when PostgreSQL publishes its counts. */
-    private static void endSessionsOf(HikariDataSource pool, JdbcTemplate jdbc) throws Exception {
-        int pid;
-        try (Connection c = pool.getConnection(); Statement st = c.createStatement();
-                var rs = st.executeQuery("SELECT pg_backend_pid()")) {
-            rs.next();
-            pid = rs.getInt(1);
+    /**
+     * Closes the pool of {@code connections} connections and waits for their sessions to end, which is
+     * when PostgreSQL publishes their counts.
+     */
+    private static void endSessionsOf(HikariDataSource pool, int connections, JdbcTemplate jdbc) throws Exception {
+        List<Integer> pids = new ArrayList<>();
+        List<Connection> borrowed = new ArrayList<>();
+        try {
+            // all at once, so that each is a different session
+            for (int i = 0; i < connections; i++) {
+                Connection c = pool.getConnection();
+                borrowed.add(c);
+                pids.add(new JdbcTemplate(new SingleConnectionDataSource(c, true))
+                        .queryForObject("SELECT pg_backend_pid()", Integer.class));
+            }
+        }
+        finally {
+            for (Connection c : borrowed) {
+                c.close();
+            }
         }
         pool.close();
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (jdbc.queryForObject("SELECT count(*) FROM pg_stat_activity WHERE pid = ?", Integer.class, pid) > 0) {
-            assertThat(System.nanoTime()).as("session %d ended", pid).isLessThan(deadline);
-            Thread.sleep(20);
+        for (int pid : pids) {
+            while (jdbc.queryForObject("SELECT count(*) FROM pg_stat_activity WHERE pid = ?", Integer.class, pid) > 0) {
+                assertThat(System.nanoTime()).as("session %d ended", pid).isLessThan(deadline);
+                Thread.sleep(20);
+            }
         }
         if (jdbc.queryForObject("SELECT current_setting('server_version_num')::int", Integer.class) < 150000) {
             // before PostgreSQL 15 a statistics collector process gathers the counts, every 500 ms

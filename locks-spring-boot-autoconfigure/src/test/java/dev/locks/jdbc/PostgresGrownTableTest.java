@@ -212,7 +212,7 @@ class PostgresGrownTableTest extends LockServiceContract {
 
         onceGrown.run(node, pool);
         node.close();
-        endSessionsOf(pool, connections, jdbc);
+        endSessionsOf(pool, jdbc);
         long read = rowsRead(jdbc, held) - before;
         jdbc.execute("ALTER TABLE " + held + " RESET (autovacuum_enabled)");
         return read;
@@ -236,8 +236,9 @@ class PostgresGrownTableTest extends LockServiceContract {
     }
 
     /**
-     * Releases {@code count} locks inside transactions at REPEATABLE READ on the lock tables' pool,
-     * whose snapshot a release could not see past: each release runs after its transaction.
+     * Grants the locks numbered from {@code from}, {@code count} of them, and releases each inside a
+     * transaction at REPEATABLE READ on the lock tables' pool, whose snapshot a release could not see
+     * past: each release runs after its transaction, and none is left for the background retries.
      */
     private void releaseAfterTransactions(JdbcLockService node, HikariDataSource pool, int from, int count) {
         TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(pool));
@@ -245,6 +246,8 @@ class PostgresGrownTableTest extends LockServiceContract {
         for (int i = from; i < from + count; i++) {
             LockHandle handle = node.tryAcquire(x("/grow/" + i).build()).orElseThrow();
             transaction.executeWithoutResult(status -> handle.release());
+            // a release that failed after the transaction would be retried on the ordinary path
+            assertThat(node.pendingReleaseCount()).as("releases left to retry").isZero();
         }
     }
 
@@ -254,16 +257,13 @@ class PostgresGrownTableTest extends LockServiceContract {
                 .isInstanceOf(LockTimeoutException.class);
     }
 
-    /**
-     * Closes the pool of {@code connections} connections and waits for their sessions to end, which is
-     * when PostgreSQL publishes their counts.
-     */
-    private static void endSessionsOf(HikariDataSource pool, int connections, JdbcTemplate jdbc) throws Exception {
+    /** Closes the pool and waits for its sessions to end, which is when PostgreSQL publishes their counts. */
+    private static void endSessionsOf(HikariDataSource pool, JdbcTemplate jdbc) throws Exception {
         List<Integer> pids = new ArrayList<>();
         List<Connection> borrowed = new ArrayList<>();
         try {
             // all at once, so that each is a different session
-            for (int i = 0; i < connections; i++) {
+            for (int i = 0; i < pool.getMaximumPoolSize(); i++) {
                 Connection c = pool.getConnection();
                 borrowed.add(c);
                 pids.add(new JdbcTemplate(new SingleConnectionDataSource(c, true))

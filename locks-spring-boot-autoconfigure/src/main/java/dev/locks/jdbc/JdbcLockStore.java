@@ -448,7 +448,8 @@ public class JdbcLockStore implements LockStore {
 
     /**
      * Whether a release on its own waits until its commit is on disk. Off by default where the
-     * database can choose per transaction (PostgreSQL), on a connection in auto-commit: exclusion
+     * database can choose per transaction (PostgreSQL), on a connection in auto-commit, which includes
+     * a release that follows the caller's transaction, its commit coming after the caller's: exclusion
      * never rests on a release being durable, since the log survives a crash or reaches a standby only
      * as an unbroken prefix, so no grant that saw the release outlives it. A release lost that way
      * leaves its lock held until the lease ends. Grants, hand-offs and releases inside the caller's
@@ -1001,7 +1002,7 @@ public class JdbcLockStore implements LockStore {
             try {
                 // on a connection of its own, whose lead in auto-commit opens a transaction for the release
                 transactions.autoCommitLed("release a lock " + when,
-                        releaseWork(grant, keepFor, ReleaseOrigin.ANY, false, true));
+                        releaseWork(grant, keepFor, ReleaseOrigin.ANY, !durableReleases, true));
             }
             catch (RuntimeException ex) {
                 log.debug("Could not release a lock {}: {}", when, ex.toString());

@@ -14,8 +14,9 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.jdbc.core.JdbcTemplate;
-import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
+import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 import dev.locks.LockHandle;
@@ -68,6 +69,18 @@ class PostgresReleaseCommitTest extends LockServiceContract {
         tryX("/lazy").orElseThrow().release();
 
         assertThat(modes("DELETE", "/lazy")).containsExactly("off");
+    }
+
+    @Test
+    void aReleaseThatFollowsTheCallersTransactionCommitsWithoutWaitingForTheFlush() {
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
+        // its snapshot may not see the grant: the release follows the commit, on a connection of its own
+        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_REPEATABLE_READ);
+        LockHandle handle = tryX("/after").orElseThrow();
+
+        transaction.executeWithoutResult(status -> handle.release());
+
+        assertThat(modes("DELETE", "/after")).containsExactly("off");
     }
 
     @Test

@@ -448,8 +448,8 @@ public class JdbcLockStore implements LockStore {
 
     /**
      * Whether a release on its own waits until its commit is on disk. Off by default where the
-     * database can choose per transaction (PostgreSQL), on a connection in auto-commit, which includes
-     * a release that follows the caller's transaction, its commit coming after the caller's: exclusion
+     * database can choose per transaction (PostgreSQL), on a connection in auto-commit, including a
+     * release that follows the caller's transaction, which commits after it: exclusion
      * never rests on a release being durable, since the log survives a crash or reaches a standby only
      * as an unbroken prefix, so no grant that saw the release outlives it. A release lost that way
      * leaves its lock held until the lease ends. Grants, hand-offs and releases inside the caller's

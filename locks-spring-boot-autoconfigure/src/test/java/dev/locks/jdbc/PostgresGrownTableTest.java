@@ -58,9 +58,8 @@ class PostgresGrownTableTest extends LockServiceContract {
     @ParameterizedTest(name = "planned on {0} rows")
     @ValueSource(ints = { 100, 300 })
     void conflictChecksPlannedOnASmallTableLookUpTheirKeysOnceItHasGrown(int small) throws Exception {
-        // past pgjdbc's five executions before it prepares on the server, and PostgreSQL's five custom plans
-        long read = rowsReadOnceGrown(small, 1, (node, pool) -> grantTenPaths(node, 0, 30),
-                (node, pool) -> grantTenPaths(node, 30, 20));
+        long read = rowsReadByTwentyMoreOnceGrown(small, 1,
+                (node, pool, from, count) -> grantTenPaths(node, from, count));
 
         assertThat(read).as("rows read during twenty grants of new paths").isLessThan(GROWN);
     }
@@ -82,8 +81,8 @@ class PostgresGrownTableTest extends LockServiceContract {
     @ParameterizedTest(name = "planned on {0} rows")
     @ValueSource(ints = { 100, 300 })
     void releasesPlannedOnASmallTableFindTheirRowsOnceItHasGrown(int small) throws Exception {
-        long read = rowsReadOnceGrown(small, 1, (node, pool) -> lockAndRelease(node, 0, 30),
-                (node, pool) -> lockAndRelease(node, 30, 20));
+        long read = rowsReadByTwentyMoreOnceGrown(small, 1,
+                (node, pool, from, count) -> lockAndRelease(node, from, count));
 
         assertThat(read).as("rows read during twenty grants and releases").isLessThan(GROWN);
     }
@@ -93,8 +92,7 @@ class PostgresGrownTableTest extends LockServiceContract {
     void releasesThatFollowTheCallersTransactionFindTheirRowsOnceItHasGrown(int small) throws Exception {
         // guards the plans of this path, not the lead's form: a Sync pgjdbc might insert was not seen here.
         // A second connection for the releases, since the caller's transaction holds one until they have run
-        long read = rowsReadOnceGrown(small, 2, (node, pool) -> releaseAfterTransactions(node, pool, 0, 30),
-                (node, pool) -> releaseAfterTransactions(node, pool, 30, 20));
+        long read = rowsReadByTwentyMoreOnceGrown(small, 2, this::releaseAfterTransactions);
 
         assertThat(read).as("rows read during twenty grants and releases after a transaction").isLessThan(GROWN);
     }
@@ -181,6 +179,22 @@ class PostgresGrownTableTest extends LockServiceContract {
     @FunctionalInterface
     private interface NodeWork {
         void run(JdbcLockService node, HikariDataSource pool);
+    }
+
+    /** What a node does {@code count} times with the lock tables, to paths numbered from {@code from}. */
+    @FunctionalInterface
+    private interface NumberedWork {
+        void run(JdbcLockService node, HikariDataSource pool, int from, int count);
+    }
+
+    /**
+     * {@link #rowsReadOnceGrown} for {@code work} done thirty times while the table is small, past
+     * pgjdbc's five executions before it prepares on the server and PostgreSQL's five custom plans, and
+     * twenty times more once it has grown.
+     */
+    private long rowsReadByTwentyMoreOnceGrown(int small, int connections, NumberedWork work) throws Exception {
+        return rowsReadOnceGrown(small, connections, (node, pool) -> work.run(node, pool, 0, 30),
+                (node, pool) -> work.run(node, pool, 30, 20));
     }
 
     /**

@@ -32,6 +32,7 @@ import dev.locks.store.GrantRequest;
 import dev.locks.store.GrantResult;
 import dev.locks.store.HandOff;
 import dev.locks.store.LockStore;
+import dev.locks.store.PendingRelease;
 import dev.locks.store.ReleaseDeferredException;
 
 /**
@@ -773,7 +774,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
     }
 
     private boolean releaseNow(GrantedLock handle) {
-        renewer.unregister(handle);
+        // a lock the watchdog renewed stays renewed while its release waits for the caller's transaction
+        PendingRelease pending = renewer.unregister(handle) ? renewer.untilReleased(handle) : PendingRelease.NONE;
         live.remove(handle);
         Duration keep = handle.request().lockAtLeastFor();
         // a lock kept for lockAtLeastFor stays held: its waiters look before they try
@@ -788,7 +790,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     return byHandOver.released();
                 }
             }
-            return store.release(handle.grant(), keep);
+            return store.release(handle.grant(), keep, pending);
         }
         catch (LockUnavailableException ex) {
             String retried;

@@ -146,6 +146,10 @@ final class GrantedLock implements LockHandle {
         return state.get() == State.HELD;
     }
 
+    boolean isLost() {
+        return state.get() == State.LOST;
+    }
+
     Grant grant() {
         return grant;
     }

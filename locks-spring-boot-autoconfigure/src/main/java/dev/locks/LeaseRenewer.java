@@ -16,11 +16,16 @@ import org.springframework.scheduling.TaskScheduler;
 
 import dev.locks.store.Grant;
 import dev.locks.store.LockStore;
+import dev.locks.store.PendingRelease;
 
 /**
  * The watchdog: renews the leases of registered handles every {@code lease/3} (or the configured
  * interval) in batches, one store round per lease length per tick rather than one per lock. A
  * handle whose renewal keeps failing until its lease has run out is marked lost.
+ * <p>
+ * A watched handle released inside a caller's transaction stays renewed until the store has made
+ * the release at the end of that transaction ({@link PendingRelease}): released for its caller,
+ * its grant still keeps other nodes out of the work that is not committed yet.
  */
 final class LeaseRenewer implements AutoCloseable {
 
@@ -31,6 +36,9 @@ final class LeaseRenewer implements AutoCloseable {
     private final LockSettings settings;
 
     private final Set<GrantedLock> handles = ConcurrentHashMap.newKeySet();
+
+    /** Released handles whose release waits for the caller's transaction to end. */
+    private final Set<GrantedLock> releasing = ConcurrentHashMap.newKeySet();
 
     private final ScheduledFuture<?> ticks;
 
@@ -48,12 +56,33 @@ final class LeaseRenewer implements AutoCloseable {
         handles.add(handle);
     }
 
-    void unregister(GrantedLock handle) {
-        handles.remove(handle);
+    /** @return whether the handle was watched */
+    boolean unregister(GrantedLock handle) {
+        return handles.remove(handle);
     }
 
+    /**
+     * @param handle a handle just taken off the watch by its release
+     * @return what keeps its grant renewed while the release waits for the caller's transaction
+     */
+    PendingRelease untilReleased(GrantedLock handle) {
+        return new PendingRelease() {
+
+            @Override
+            public void started() {
+                releasing.add(handle);
+            }
+
+            @Override
+            public void ended() {
+                releasing.remove(handle);
+            }
+        };
+    }
+
+    /** @return handles watched, and released ones still renewed until their caller's transaction ends */
     int size() {
-        return handles.size();
+        return handles.size() + releasing.size();
     }
 
     /** @return the handles watched now, a copy */
@@ -67,10 +96,16 @@ final class LeaseRenewer implements AutoCloseable {
             long horizon = System.nanoTime() + settings.renewalTick().toNanos();
             Map<Duration, List<GrantedLock>> due = new HashMap<>();
             for (GrantedLock handle : handles) {
-                if (!handle.isHeld()) {
+                if (handle.isLost()) {
+                    // lost to a renewal by hand; a released one is left to its release, which asks whether it was watched
                     handles.remove(handle);
                 }
-                else if (handle.nextRenewalNanos() - horizon <= 0) {
+                else if (handle.isHeld() && handle.nextRenewalNanos() - horizon <= 0) {
+                    due.computeIfAbsent(handle.lease(), k -> new ArrayList<>()).add(handle);
+                }
+            }
+            for (GrantedLock handle : releasing) {
+                if (handle.nextRenewalNanos() - horizon <= 0) {
                     due.computeIfAbsent(handle.lease(), k -> new ArrayList<>()).add(handle);
                 }
             }
@@ -124,17 +159,27 @@ final class LeaseRenewer implements AutoCloseable {
             else if (handle.isHeld()) {
                 lose(handle, "the store no longer had the grant at renewal: its lease expired or it was force-released");
             }
+            else {
+                // its release was made, or has joined the transaction, whose rows renewals keep off
+                releasing.remove(handle);
+            }
         }
     }
 
     private void lose(GrantedLock handle, String reason) {
         handles.remove(handle);
-        handle.lost(reason);
+        if (releasing.remove(handle)) {
+            log.warn("{} was released inside a transaction that had not ended when {}", handle.describe(), reason);
+        }
+        else {
+            handle.lost(reason);
+        }
     }
 
     @Override
     public void close() {
         ticks.cancel(false);
         handles.clear();
+        releasing.clear();
     }
 }

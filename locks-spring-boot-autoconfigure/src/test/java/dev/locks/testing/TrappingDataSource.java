@@ -46,6 +46,14 @@ public final class TrappingDataSource {
         return sql -> sql.contains("DELETE FROM " + prefix + "held WHERE grant_id");
     }
 
+    /**
+     * Matches what {@link #releasesIn} does and a release's look at whether its grant is live, which
+     * takes the place of the {@code DELETE} until the commit where a release waits for it.
+     */
+    public static Predicate<String> releasesAndLooksIn(String prefix) {
+        return releasesIn(prefix).or(sql -> sql.contains("SELECT COUNT(*) FROM " + prefix + "held WHERE grant_id"));
+    }
+
     public DataSource dataSource() {
         return proxy;
     }

@@ -70,11 +70,14 @@ public interface LockHandle extends AutoCloseable {
     /**
      * Releases the grant. Inside a transaction on the lock store's DataSource the release joins that
      * transaction, so that it commits together with the work (and is retried on its own if the
-     * transaction rolls back). Where the transaction's snapshot could hide the grant (PostgreSQL and
-     * H2 above READ COMMITTED), the release happens right after the transaction ends instead.
+     * transaction rolls back); the lock stays held until then. Where the transaction's snapshot could
+     * hide the grant (PostgreSQL and H2 above READ COMMITTED), the release happens right after the
+     * transaction ends instead. Where the store joins only at the commit (PostgreSQL and H2), a lock
+     * the watchdog renewed stays renewed until the transaction ends, and a release that fails at the
+     * commit fails the commit.
      *
-     * @return true if this call released a grant that was still held; for a release that follows the
-     *         transaction, whether the grant was still held when it was asked
+     * @return true if this call released a grant that was still held; for a release made at the end
+     *         of the caller's transaction, whether the grant was still held when it was asked
      * @throws LockUnavailableException if the store cannot be reached; the release is then retried in
      *         the background until it succeeds or the lease has run out (where it failed inside the
      *         caller's transaction, its cause is a {@link dev.locks.store.ReleaseDeferredException}:

@@ -14,8 +14,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.Test;
@@ -193,6 +200,81 @@ abstract class CallersTransactionContract extends LockServiceContract {
         attempts.get(0).orTimeout(10, TimeUnit.SECONDS).exceptionally(ex -> Optional.empty()).join().ifPresent(LockHandle::release);
         assertThat(other.tryAcquire(x(path).build())).as("free after the commit").isPresent().get()
                 .matches(LockHandle::release);
+    }
+
+    /**
+     * Stress: on each path a thread of this node takes the lock, releases it inside a transaction and
+     * goes on for up to twice the lease before committing, while a thread of another node keeps
+     * trying the path. The other node is never granted a path while this node's transaction on it
+     * has not begun to commit. The phase is read after the grant, so a late read can only miss a
+     * violation, never invent one.
+     */
+    @Test
+    void locksReleasedInsideTransactionsThatOutlastTheirLeasesAreNeverTakenBeforeTheCommits() throws Exception {
+        JdbcLockService other = newNode("node-b");
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
+        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+        Duration lease = Duration.ofMillis(600);
+        int paths = 3;
+        AtomicReferenceArray<String> phase = new AtomicReferenceArray<>(paths);
+        List<String> violations = new CopyOnWriteArrayList<>();
+        AtomicInteger outlasting = new AtomicInteger();
+        AtomicInteger takenByOther = new AtomicInteger();
+        long end = System.nanoTime() + Duration.ofSeconds(6).toNanos();
+        ExecutorService threads = Executors.newFixedThreadPool(2 * paths);
+        List<Future<?>> workers = new ArrayList<>();
+        try {
+            for (int p = 0; p < paths; p++) {
+                int i = p;
+                String path = "/stress/" + i;
+                workers.add(threads.submit(() -> {
+                    while (System.nanoTime() - end < 0) {
+                        Optional<LockHandle> taken = locks.tryAcquire(x(path).lease(lease).build());
+                        if (taken.isEmpty()) {
+                            sleep(Duration.ofMillis(5));
+                            continue;
+                        }
+                        LockHandle h = locks.keepRenewed(taken.get());
+                        long hold = ThreadLocalRandom.current().nextLong(2 * lease.toMillis());
+                        transaction.executeWithoutResult(status -> {
+                            phase.set(i, "working");
+                            h.release();
+                            sleep(Duration.ofMillis(hold));
+                            phase.set(i, "committing");
+                        });
+                        if (hold > lease.toMillis()) {
+                            outlasting.incrementAndGet();
+                        }
+                        // the other node's turn: it looks every 10 ms
+                        sleep(Duration.ofMillis(30));
+                    }
+                }));
+                workers.add(threads.submit(() -> {
+                    while (System.nanoTime() - end < 0) {
+                        Optional<LockHandle> taken = other.tryAcquire(x(path).build());
+                        if (taken.isPresent()) {
+                            if ("working".equals(phase.get(i))) {
+                                violations.add(path + " taken by the other node before the commit");
+                            }
+                            takenByOther.incrementAndGet();
+                            sleep(Duration.ofMillis(2));
+                            taken.get().release();
+                        }
+                        sleep(Duration.ofMillis(10));
+                    }
+                }));
+            }
+            for (Future<?> worker : workers) {
+                worker.get(60, TimeUnit.SECONDS);
+            }
+        }
+        finally {
+            threads.shutdownNow();
+        }
+
+        assertThat(violations).isEmpty();
+        assertThat(outlasting.get()).as("transactions that outlasted the lease").isGreaterThanOrEqualTo(3);
+        assertThat(takenByOther.get()).as("grants to the other node").isPositive();
     }
 
     @Test

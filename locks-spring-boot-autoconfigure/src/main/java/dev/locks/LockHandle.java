@@ -72,9 +72,8 @@ public interface LockHandle extends AutoCloseable {
      * transaction, so that it commits together with the work (and is retried on its own if the
      * transaction rolls back); the lock stays held until then. Where the transaction's snapshot could
      * hide the grant (PostgreSQL and H2 above READ COMMITTED), the release happens right after the
-     * transaction ends instead. Where the store joins only at the commit (PostgreSQL and H2), a lock
-     * the watchdog renewed stays renewed until the transaction ends, and a release that fails at the
-     * commit fails the commit.
+     * transaction ends instead. Either way a lock the watchdog renewed stays renewed until the
+     * transaction ends, and a release that fails at the commit fails the commit.
      *
      * @return true if this call released a grant that was still held; for a release made at the end
      *         of the caller's transaction, whether the grant was still held when it was asked

@@ -829,7 +829,8 @@ public class JdbcLockStore implements LockStore {
 
     @Override
     public boolean release(Grant grant, Duration keepFor, PendingRelease pending) {
-        if (inCallersTransaction()) {
+        // from afterCommit the transaction still looks active, but no commit follows its work
+        if (inCallersTransaction() && !CommitPhase.of(this).committed()) {
             return releaseWithCallersTransaction(grant, keepFor, pending);
         }
         return transactions.autoCommitLed("release a lock", releaseWork(grant, keepFor, origin, !durableReleases, true)) > 0;
@@ -890,15 +891,13 @@ public class JdbcLockStore implements LockStore {
     /**
      * Inside a transaction on the lock tables' own DataSource, the lock is freed when the work
      * commits, never before: nobody can lock the data before the work is visible.
-     * <ul>
-     * <li>MySQL and MariaDB join at once: the joined {@code DELETE}'s row locks hold other nodes'
-     * grants off until the commit, however long the transaction runs.</li>
-     * <li>Elsewhere an uncommitted {@code DELETE} holds nobody off once the lease has run out, and its
-     * row locks would keep the watchdog from renewing it. So the release joins at the commit
-     * ({@link CommitPhase}, READ COMMITTED), or follows the transaction when its snapshot could not
-     * see the grant ({@link SqlDialect#releasesInSnapshotTransactions}); until then the grant stays
-     * and {@code pending} renews it, and a look answers whether it was live.</li>
-     * </ul>
+     * <p>
+     * The release joins as the commit begins ({@link CommitPhase}), or follows the transaction where
+     * its snapshot could hide the grant ({@link SqlDialect#releasesInSnapshotTransactions}). Until
+     * then the grant stays and {@code pending} renews it, and a look answers whether it was live. An
+     * uncommitted {@code DELETE} would not do: it keeps other nodes out only while the lease lasts
+     * (once it has run out, PostgreSQL's and H2's grants pass over the row, and InnoDB's could too:
+     * seen with the MySQL dialect), and its row locks would keep the renewals off.
      * {@link ReleaseAtTransactionEnd} sees the release through the rest of the transaction.
      *
      * @return whether the grant was live: deleted by the joined release, or seen by the look
@@ -908,33 +907,27 @@ public class JdbcLockStore implements LockStore {
         // freed before the work it guards is committed
         ReleaseAtTransactionEnd end = new ReleaseAtTransactionEnd(grant, keepFor, pending);
         TransactionSynchronizationManager.registerSynchronization(end);
-        boolean joinsNow = dialect.releasesInSnapshotTransactions() || CommitPhase.of(this).committing();
-        if (!dialect.releasesInSnapshotTransactions()) {
-            // from here, even if the look fails: the release follows later either way
-            pending.started();
-        }
         Connection connection = null;
         try {
             connection = DataSourceUtils.getConnection(transactions.dataSource());
-            boolean joins = dialect.releasesInSnapshotTransactions()
-                    || isolationOf(connection) <= Connection.TRANSACTION_READ_COMMITTED;
-            if (joins && joinsNow) {
+            boolean readsLatest = isolationOf(connection) <= Connection.TRANSACTION_READ_COMMITTED;
+            boolean joins = readsLatest || dialect.releasesInSnapshotTransactions();
+            if (joins && CommitPhase.of(this).committing()) {
                 int rows = end.join(connection);
                 // repeated at the commit only once it has joined: a failed one follows the transaction
                 end.atCommit = true;
                 return rows > 0;
             }
             end.atCommit = joins;
-            if (joins) {
-                return isLive(connection, grant);
-            }
-            // the caller's snapshot may not see the grant; a connection of its own does
-            return transactions.autoCommit("look at a lock released after the caller's transaction",
-                    c -> isLive(c, grant));
+            pending.started();
+            end.seenLive = readsLatest ? isLive(connection, grant)
+                    // the caller's snapshot may not see the grant; a connection of its own does
+                    : transactions.autoCommit("look at a lock released inside a snapshot transaction",
+                            c -> isLive(c, grant));
+            return end.seenLive;
         }
         catch (SQLException | RuntimeException ex) {
-            throw new ReleaseDeferredException("Lock store failed to release a lock in the caller's transaction: "
-                    + ex.getMessage(), ex);
+            throw end.failed(ex);
         }
         finally {
             if (connection != null) {
@@ -988,6 +981,9 @@ public class JdbcLockStore implements LockStore {
         /** Set once the release ran in the caller's transaction. */
         private boolean joined;
 
+        /** What the look at the release answered, where the release waits for the commit. */
+        private boolean seenLive;
+
         ReleaseAtTransactionEnd(Grant grant, Duration keepFor, PendingRelease pending) {
             this.grant = grant;
             this.keepFor = keepFor;
@@ -1004,18 +1000,27 @@ public class JdbcLockStore implements LockStore {
             return rows;
         }
 
+        ReleaseDeferredException failed(Exception ex) {
+            return new ReleaseDeferredException("Lock store failed to release the lock with token " + grant.fencingToken()
+                    + " in the caller's transaction: " + ex.getMessage(), ex);
+        }
+
         @Override
         public void beforeCommit(boolean readOnly) {
             if (!atCommit) {
                 return;
             }
+            boolean first = !joined;
             Connection connection = DataSourceUtils.getConnection(transactions.dataSource());
             try {
-                join(connection);
+                if (join(connection) == 0 && first && seenLive) {
+                    // renewed until now, so lost to an outage longer than the lease, or force-released
+                    log.warn("The lock with token {} was no longer held when its release joined the caller's commit:"
+                            + " the work it guarded commits without it", grant.fencingToken());
+                }
             }
             catch (SQLException ex) {
-                throw new ReleaseDeferredException("Lock store failed to release a lock in the caller's transaction: "
-                        + ex.getMessage(), ex);
+                throw failed(ex);
             }
             finally {
                 DataSourceUtils.releaseConnection(connection, transactions.dataSource());
@@ -1025,12 +1030,14 @@ public class JdbcLockStore implements LockStore {
         @Override
         public void afterCompletion(int status) {
             try {
-                joinedReleases.transactionEnded(grant);
                 if (joined && status == STATUS_COMMITTED) {
                     return;
                 }
                 String when = joined ? "after rollback" : "after the caller's transaction";
                 try {
+                    // the watchdog may still renew the grant: a renewal and a DELETE of a grant of
+                    // several rows would lock them in different orders
+                    joinedReleases.releaseJoining(grant);
                     // on a connection of its own, whose lead in auto-commit opens a transaction for the release
                     transactions.autoCommitLed("release a lock " + when,
                             releaseWork(grant, keepFor, ReleaseOrigin.ANY, !durableReleases, true));
@@ -1041,6 +1048,7 @@ public class JdbcLockStore implements LockStore {
                 }
             }
             finally {
+                joinedReleases.transactionEnded(grant);
                 pending.ended();
             }
         }
@@ -1068,12 +1076,9 @@ public class JdbcLockStore implements LockStore {
                 && TransactionSynchronizationManager.getResource(transactions.dataSource()) != null;
     }
 
-    /**
-     * Registers the caller's transaction's {@link CommitPhase} before its commit begins, where a
-     * release may later ask for it. MySQL and MariaDB join every release at once and need none.
-     */
+    /** Registers the caller's transaction's {@link CommitPhase} before its commit begins, where a release may ask for it. */
     private void watchCommitPhase() {
-        if (!dialect.releasesInSnapshotTransactions() && inCallersTransaction()) {
+        if (inCallersTransaction()) {
             CommitPhase.of(this);
         }
     }

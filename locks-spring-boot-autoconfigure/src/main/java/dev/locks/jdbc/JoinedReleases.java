@@ -11,10 +11,9 @@ import dev.locks.store.Grant;
 
 /**
  * Keeps this store's renewals and the releases that join a caller's transaction off each other's
- * rows. A joined release holds its grant's row locks until the caller's transaction ends, which
- * may be much later (on MySQL and MariaDB a release by hand joins at once; elsewhere releases join
- * while the commit is prepared, and until then their grants are renewed like held ones). A renewal that reached those rows would wait for as long, holding up every
- * lease of its chunk; and two grants released in one transaction, newest first, deadlock with a
+ * rows. A joined release holds its grant's row locks until the caller's transaction ends: it joins
+ * as the commit begins, but the rest of the commit's preparation (a JPA flush) may take long. A
+ * renewal that reached those rows would wait for as long, holding up every lease of its chunk; and two grants released in one transaction, newest first, deadlock with a
  * renewal that locks them oldest first (PostgreSQL then stalls the commit for its
  * {@code deadlock_timeout}; H2 and InnoDB may fail the caller's commit).
  * <p>

@@ -28,7 +28,9 @@ public interface PendingRelease {
 
     /**
      * The caller's transaction ended and the release was made, or failed and was handed to the
-     * engine's retries: stop renewing. Called once, on the thread that ended the transaction.
+     * engine's retries: stop renewing. Called once, on the thread that ended the transaction, for
+     * every release a store takes into a caller's transaction, also one that joined at once without
+     * {@link #started}.
      */
     void ended();
 }

@@ -23,6 +23,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.Test;
@@ -123,13 +125,11 @@ abstract class CallersTransactionContract extends LockServiceContract {
         FailingNode failing = failingNode();
         JdbcLockService other = newNode("node-b");
         LockHandle h = failing.locks().tryAcquire(x("/failed-twice").build()).orElseThrow();
-        // a release that follows the transaction: the look or the joined release fails, then the
-        // release the store makes when the transaction ends
-        failing.transaction().setIsolationLevel(TransactionDefinition.ISOLATION_REPEATABLE_READ);
-
         failing.transaction().executeWithoutResult(status -> {
+            // the look at the release, then the release the store makes after the rollback
             failing.trapping().failNext("connection reset (test)", 2);
             assertThatThrownBy(h::release).isInstanceOf(LockUnavailableException.class);
+            status.setRollbackOnly();
         });
         assertThat(other.tryAcquire(x("/failed-twice").build())).as("held while both releases failed").isEmpty();
 
@@ -175,8 +175,8 @@ abstract class CallersTransactionContract extends LockServiceContract {
     /**
      * Releases a lock the watchdog renews inside a transaction at {@code isolation} that then runs
      * well past the lock's lease: no other node may take it before the commit, and it is free after.
-     * On MySQL and MariaDB the other node's grant waits for the joined release's rows instead of
-     * answering, so it is given a moment and, if still waiting, is left to finish after the commit.
+     * Should the other node's grant wait for row locks instead of answering (InnoDB's locking reads
+     * would, were the release joined already), it is given a moment and left to finish after the commit.
      */
     private void assertHeldWhileTheTransactionOutlastsTheLease(int isolation, String path) {
         JdbcLockService other = newNode("node-b");
@@ -285,7 +285,7 @@ abstract class CallersTransactionContract extends LockServiceContract {
 
         assertThatThrownBy(() -> failing.transaction().executeWithoutResult(status -> {
             assertThat(h.release()).isTrue();
-            // the release at the commit: the only one where it waits for the commit, a repeat of the joined one elsewhere
+            // the release's DELETE, which runs as the commit begins
             failing.trapping().failNext("connection reset (test)", 1);
         })).isInstanceOf(ReleaseDeferredException.class);
 
@@ -328,6 +328,31 @@ abstract class CallersTransactionContract extends LockServiceContract {
         }
     }
 
+    @Test
+    void aReleaseMadeAfterTheCommitIsMadeOnAConnectionOfItsOwn() {
+        // outside auto-commit, what is left on the transaction's connection after its commit is rolled
+        // back when the connection goes back to the pool
+        HikariDataSource pool = closeAfterTest(database().newPool(4, driverProperties(), false));
+        JdbcLockService node = node("node-c", pool);
+        JdbcLockService other = newNode("node-b");
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(pool));
+        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+
+        transaction.executeWithoutResult(status -> {
+            LockHandle h = node.tryAcquire(x("/after-commit").build()).orElseThrow();
+            // as a @TransactionalEventListener(AFTER_COMMIT) that releases would
+            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                @Override
+                public void afterCommit() {
+                    assertThat(h.release()).isTrue();
+                }
+            });
+        });
+
+        assertThat(other.tryAcquire(x("/after-commit").build())).as("free after the commit").isPresent().get()
+                .matches(LockHandle::release);
+    }
+
     private static Connection borrow(HikariDataSource pool) {
         try {
             return pool.getConnection();
@@ -338,21 +363,16 @@ abstract class CallersTransactionContract extends LockServiceContract {
     }
 
     @Test
-    void aRenewalDoesNotWaitForAGrantReleasedInACallersTransactionThatIsStillOpen() throws Exception {
+    void aRenewalDoesNotWaitForAGrantReleasedInACallersTransactionThatIsStillOpen() {
         LockHandle kept = tryX("/renewing/kept").orElseThrow();
-        LockHandle released = tryX("/renewing/released").orElseThrow();
-        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
-        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
 
-        transaction.executeWithoutResult(status -> {
-            assertThat(released.release()).isTrue();
-            // a joined DELETE holds the released grant's rows until the transaction ends; a renewal
-            // that waited for them would hold up every lease of its chunk for as long (a release
-            // that waits for the commit leaves the rows alone, and its grant renewed)
+        whileJoinedReleaseIsOpen(mainPool(), () -> tryX("/renewing/released").orElseThrow(), released -> {
+            // the joined DELETE holds the released grant's rows until the transaction ends; a renewal
+            // that waited for them would hold up every lease of its chunk for as long
             Map<String, Instant> renewed = CompletableFuture
                     .supplyAsync(() -> locks.store().renew(List.of(grantOf(kept), grantOf(released)), Duration.ofSeconds(30)))
                     .orTimeout(5, TimeUnit.SECONDS).join();
-            assertThat(renewed).as("renewed while the transaction is open").containsKey(grantOf(kept).grantId());
+            assertThat(renewed).as("renewed while the transaction is open").containsOnlyKeys(grantOf(kept).grantId());
         });
 
         assertThat(kept.isValid()).isTrue();
@@ -387,9 +407,9 @@ abstract class CallersTransactionContract extends LockServiceContract {
     }
 
     /**
-     * Takes locks on this node into {@code kept} and runs {@code check} inside another node's READ
-     * COMMITTED transaction that has released a lock of its own and stays open. The released grant's
-     * row neighbours a kept grant's in every index a statement might read: by lease end (all live
+     * Takes locks on this node into {@code kept} and runs {@code check} while another node's joined
+     * release, in a READ COMMITTED transaction, holds its grant's rows. The released grant's row
+     * neighbours a kept grant's in every index a statement might read: by lease end (all live
      * grants) and by grant id (one kept grant sorts just before it).
      */
     private void whileAnotherNodesReleaseIsOpen(List<LockHandle> kept, Runnable check) {
@@ -398,40 +418,59 @@ abstract class CallersTransactionContract extends LockServiceContract {
         for (int i = 0; i < 8; i++) {
             kept.add(tryX("/kept/" + i).orElseThrow());
         }
-        // grant ids are random: taking the released lock again until its id sorts after a kept one
-        // takes one try in nine on average. Adding kept locks until one sorted before it once took
-        // about 12,000 grants in 38 s, past its 30 s lease, and the release then found nothing
         String smallestKept = kept.stream().map(h -> grantOf(h).grantId()).min(String::compareTo).orElseThrow();
-        LockHandle taken = other.tryAcquire(x("/other/released").build()).orElseThrow();
-        while (grantOf(taken).grantId().compareTo(smallestKept) < 0) {
-            taken.release();
-            taken = other.tryAcquire(x("/other/released").build()).orElseThrow();
-        }
-        LockHandle released = taken;
-        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(otherPool));
+
+        whileJoinedReleaseIsOpen(otherPool, () -> {
+            // grant ids are random: taking locks until one's id sorts after a kept one takes one try in
+            // nine on average. Adding kept locks until one sorted before it once took about 12,000
+            // grants in 38 s, past its 30 s lease, and the release then found nothing. The locks not
+            // chosen are released as the chosen one is, at the commit
+            for (int attempt = 0;; attempt++) {
+                LockHandle taken = other.tryAcquire(x("/other/released/" + attempt).build()).orElseThrow();
+                if (grantOf(taken).grantId().compareTo(smallestKept) > 0) {
+                    return taken;
+                }
+                taken.release();
+            }
+        }, released -> check.run());
+    }
+
+    /**
+     * Runs a READ COMMITTED transaction on {@code pool} that takes a lock with {@code take} and
+     * releases it as the commit begins, the annotations' way, so that the release joins at once on
+     * every database; then runs {@code check} from a later {@code beforeCommit}, while the joined
+     * {@code DELETE} holds the grant's rows.
+     */
+    private void whileJoinedReleaseIsOpen(javax.sql.DataSource pool, Supplier<LockHandle> take, Consumer<LockHandle> check) {
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(pool));
         transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
 
         transaction.executeWithoutResult(status -> {
-            assertThat(released.release()).isTrue();
-            check.run();
+            LockHandle released = take.get();
+            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                @Override
+                public void beforeCommit(boolean readOnly) {
+                    assertThat(released.release()).isTrue();
+                }
+            });
+            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+                @Override
+                public void beforeCommit(boolean readOnly) {
+                    check.accept(released);
+                }
+            });
         });
     }
 
     @Test
     void aSharedGrantDoesNotWaitForAnotherSharedLockOfItsPathReleasedInACallersTransactionThatIsStillOpen() {
         JdbcLockService other = newNode("node-b");
-        LockHandle released = locks.tryAcquire(s("/shared/docs").build()).orElseThrow();
         List<Optional<LockHandle>> readers = new ArrayList<>();
-        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
-        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
 
-        transaction.executeWithoutResult(status -> {
-            assertThat(released.release()).isTrue();
-            // the joined DELETE holds the reader's row until the transaction ends; another reader does
-            // not conflict with it and must not wait for it
-            readers.add(CompletableFuture.supplyAsync(() -> other.tryAcquire(s("/shared/docs").build()))
-                    .orTimeout(5, TimeUnit.SECONDS).join());
-        });
+        whileJoinedReleaseIsOpen(mainPool(), () -> locks.tryAcquire(s("/shared/docs").build()).orElseThrow(),
+                released -> readers.add(CompletableFuture.supplyAsync(() -> other.tryAcquire(s("/shared/docs").build()))
+                        // another reader does not conflict with the joined DELETE's row and must not wait for it
+                        .orTimeout(5, TimeUnit.SECONDS).join()));
 
         assertThat(readers.get(0)).as("a reader granted while the transaction was open").isPresent()
                 .get().matches(LockHandle::release);
@@ -439,34 +478,28 @@ abstract class CallersTransactionContract extends LockServiceContract {
 
     @Test
     void aThreadTakesAReadLockAgainAfterReleasingItInsideItsOwnTransaction() {
-        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
-        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+        List<Optional<LockHandle>> again = new ArrayList<>();
 
-        transaction.executeWithoutResult(status -> {
-            assertThat(locks.tryAcquire(s("/shared/again").build()).orElseThrow().release()).isTrue();
-            // the grant runs on a connection of its own: waiting for the first reader's row would wait
-            // for this very transaction
-            Optional<LockHandle> again = CompletableFuture.supplyAsync(() -> locks.tryAcquire(s("/shared/again").build()))
-                    .orTimeout(5, TimeUnit.SECONDS).join();
-            assertThat(again).as("the read lock taken again inside the transaction").isPresent();
-            assertThat(again.get().release()).isTrue();
-        });
+        whileJoinedReleaseIsOpen(mainPool(), () -> locks.tryAcquire(s("/shared/again").build()).orElseThrow(),
+                // the grant runs on a connection of its own: waiting for the first reader's row would wait
+                // for this very transaction
+                released -> again.add(CompletableFuture.supplyAsync(() -> locks.tryAcquire(s("/shared/again").build()))
+                        .orTimeout(5, TimeUnit.SECONDS).join()));
+
+        assertThat(again.get(0)).as("the read lock taken again inside the transaction").isPresent();
+        assertThat(again.get(0).get().release()).isTrue();
     }
 
     @Test
     void aPermitGrantDoesNotWaitForAPermitReleasedInACallersTransactionThatIsStillOpen() {
         JdbcLockService other = newNode("node-b");
         LockRequest permit = LockRequest.semaphore("exports", 3).tenant(tenant).build();
-        LockHandle released = locks.tryAcquire(permit).orElseThrow();
         List<Optional<LockHandle>> permits = new ArrayList<>();
-        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
-        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
 
-        transaction.executeWithoutResult(status -> {
-            assertThat(released.release()).isTrue();
-            // the released permit still counts until the commit, but two of three are free either way
-            permits.add(CompletableFuture.supplyAsync(() -> other.tryAcquire(permit)).orTimeout(5, TimeUnit.SECONDS).join());
-        });
+        whileJoinedReleaseIsOpen(mainPool(), () -> locks.tryAcquire(permit).orElseThrow(),
+                // the released permit still counts until the commit, but two of three are free either way
+                released -> permits.add(CompletableFuture.supplyAsync(() -> other.tryAcquire(permit))
+                        .orTimeout(5, TimeUnit.SECONDS).join()));
 
         assertThat(permits.get(0)).as("a permit granted while the transaction was open").isPresent()
                 .get().matches(LockHandle::release);
@@ -474,23 +507,20 @@ abstract class CallersTransactionContract extends LockServiceContract {
 
     @Test
     void thePurgeDoesNotWaitForRowsReleasedInACallersTransactionThatIsStillOpen() {
-        LockHandle lapsing = tryX("/purge/lapsing").orElseThrow();
-        LockHandle released = locks.tryAcquire(x("/purge/released").lease(Duration.ofMillis(600)).build()).orElseThrow();
         LockHandle abandoned = locks.tryAcquire(x("/purge/abandoned").lease(Duration.ofMillis(600)).build()).orElseThrow();
-        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
-        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+        List<Integer> purged = new ArrayList<>();
 
-        transaction.executeWithoutResult(status -> {
-            assertThat(released.release()).isTrue();
-            assertThat(lapsing.release()).isTrue();
-            // the released rows expire too while the transaction still holds them; the purge runs on
-            // the watchdog's thread, so waiting for them would hold up every renewal of the node
-            sleep(Duration.ofMillis(1000));
-            int purged = CompletableFuture.supplyAsync(() -> locks.store().purgeExpired())
-                    .orTimeout(5, TimeUnit.SECONDS).join();
-            assertThat(purged).as("rows purged while the transaction is open").isGreaterThanOrEqualTo(1);
-        });
+        whileJoinedReleaseIsOpen(mainPool(),
+                () -> locks.tryAcquire(x("/purge/released").lease(Duration.ofMillis(600)).build()).orElseThrow(),
+                released -> {
+                    // the released rows expire too while the transaction still holds them; the purge runs on
+                    // the watchdog's thread, so waiting for them would hold up every renewal of the node
+                    sleep(Duration.ofMillis(1000));
+                    purged.add(CompletableFuture.supplyAsync(() -> locks.store().purgeExpired())
+                            .orTimeout(5, TimeUnit.SECONDS).join());
+                });
 
+        assertThat(purged.get(0)).as("rows purged while the transaction is open").isGreaterThanOrEqualTo(1);
         assertThat(abandoned.isValid()).isFalse();
         assertThat(locks.holders(tenant, "/purge")).isEmpty();
     }

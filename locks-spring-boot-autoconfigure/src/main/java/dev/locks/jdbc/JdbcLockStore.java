@@ -894,36 +894,52 @@ public class JdbcLockStore implements LockStore {
      * <p>
      * The release joins as the commit begins ({@link CommitPhase}), or follows the transaction where
      * its snapshot could hide the grant ({@link SqlDialect#releasesInSnapshotTransactions}). Until
-     * then the grant stays and {@code pending} renews it, and a look answers whether it was live. An
-     * uncommitted {@code DELETE} would not do: it keeps other nodes out only while the lease lasts
+     * then the grant stays and {@code pending} renews it, and a look answers whether it was live
+     * (but for MySQL above READ COMMITTED, see below). An uncommitted {@code DELETE} would not do: it keeps other nodes out only while the lease lasts
      * (once it has run out, PostgreSQL's and H2's grants pass over the row, and InnoDB's could too:
      * seen with the MySQL dialect), and its row locks would keep the renewals off.
      * {@link ReleaseAtTransactionEnd} sees the release through the rest of the transaction.
      *
-     * @return whether the grant was live: deleted by the joined release, or seen by the look
+     * @return whether the grant was live: deleted by the joined release, or seen by the look; true
+     *         where no look is made, and the engine's handle answers
      */
     private boolean releaseWithCallersTransaction(Grant grant, Duration keepFor, PendingRelease pending) {
         // whatever becomes of the caller's transaction, the lock must not wait for its lease, nor be
         // freed before the work it guards is committed
         ReleaseAtTransactionEnd end = new ReleaseAtTransactionEnd(grant, keepFor, pending);
         TransactionSynchronizationManager.registerSynchronization(end);
+        boolean committing = CommitPhase.of(this).committing();
+        if (!committing) {
+            // the release waits for the commit whatever follows, even if the look fails
+            pending.started();
+        }
         Connection connection = null;
         try {
             connection = DataSourceUtils.getConnection(transactions.dataSource());
             boolean readsLatest = isolationOf(connection) <= Connection.TRANSACTION_READ_COMMITTED;
             boolean joins = readsLatest || dialect.releasesInSnapshotTransactions();
-            if (joins && CommitPhase.of(this).committing()) {
-                int rows = end.join(connection);
-                // repeated at the commit only once it has joined: a failed one follows the transaction
-                end.atCommit = true;
-                return rows > 0;
+            if (joins && committing) {
+                return end.join(connection) > 0;
+            }
+            if (committing) {
+                pending.started();
             }
             end.atCommit = joins;
-            pending.started();
-            end.seenLive = readsLatest ? isLive(connection, grant)
-                    // the caller's snapshot may not see the grant; a connection of its own does
-                    : transactions.autoCommit("look at a lock released inside a snapshot transaction",
-                            c -> isLive(c, grant));
+            if (readsLatest) {
+                end.seenLive = isLive(connection, grant);
+            }
+            else if (!joins) {
+                // the caller's snapshot may not see the grant; a connection of its own does, and the
+                // release after the transaction needs one anyway
+                end.seenLive = transactions.autoCommit("look at a lock released after the caller's transaction",
+                        c -> isLive(c, grant));
+            }
+            else {
+                // InnoDB's snapshot may hide the grant, and a look on a second connection from every
+                // transaction at once could exhaust the pool: the handle's knowledge answers, and the
+                // commit's DELETE tells if the grant was gone
+                end.seenLive = true;
+            }
             return end.seenLive;
         }
         catch (SQLException | RuntimeException ex) {
@@ -956,10 +972,8 @@ public class JdbcLockStore implements LockStore {
     /**
      * One release through the rest of the caller's transaction:
      * <ul>
-     * <li>just before the commit it runs on the caller's connection, so that the two commit together.
-     * A release that joined earlier runs again, since a nested transaction rolled back to its
-     * savepoint takes it back while the outer one goes on to commit (otherwise it finds nothing).
-     * Releases made while the commit is prepared, the annotations', come after every savepoint;</li>
+     * <li>just before the commit it runs on the caller's connection, so that the two commit together,
+     * after every savepoint: a nested transaction rolled back to its savepoint cannot take it back;</li>
      * <li>once it has joined, renewals keep off the grant's rows ({@link JoinedReleases});</li>
      * <li>once the transaction has ended, a release that did not join, failed, or was rolled back
      * runs on a connection of its own. If that fails, the engine is told and retries it: the
@@ -1010,10 +1024,9 @@ public class JdbcLockStore implements LockStore {
             if (!atCommit) {
                 return;
             }
-            boolean first = !joined;
             Connection connection = DataSourceUtils.getConnection(transactions.dataSource());
             try {
-                if (join(connection) == 0 && first && seenLive) {
+                if (join(connection) == 0 && seenLive) {
                     // renewed until now, so lost to an outage longer than the lease, or force-released
                     log.warn("The lock with token {} was no longer held when its release joined the caller's commit:"
                             + " the work it guarded commits without it", grant.fencingToken());

@@ -92,13 +92,17 @@ abstract class CallersTransactionContract extends LockServiceContract {
     }
 
     @Test
-    void aReleaseInsideARepeatableReadTransactionOfALockLostMeanwhileAnswersFalse() {
-        assertLostLockReleaseAnswersFalse(TransactionDefinition.ISOLATION_REPEATABLE_READ, "/rr/lost");
+    void aReleaseInsideARepeatableReadTransactionOfALockLostMeanwhileAnswersFalseWhereTheStoreCanLook() {
+        // PostgreSQL and H2 release after such a transaction and look on a connection of their own;
+        // MySQL and MariaDB join its commit and take the handle's word, since a look would need a
+        // second connection (the commit's DELETE then finds nothing and logs a warning)
+        boolean handlesWord = ((JdbcLockStore) locks.store()).dialect().releasesInSnapshotTransactions();
+        assertLostLockReleaseAnswers(TransactionDefinition.ISOLATION_REPEATABLE_READ, "/rr/lost", handlesWord);
     }
 
     @Test
     void aReleaseInsideAReadCommittedTransactionOfALockLostMeanwhileAnswersFalse() {
-        assertLostLockReleaseAnswersFalse(TransactionDefinition.ISOLATION_READ_COMMITTED, "/rc/lost");
+        assertLostLockReleaseAnswers(TransactionDefinition.ISOLATION_READ_COMMITTED, "/rc/lost", false);
     }
 
     @Test
@@ -214,13 +218,14 @@ abstract class CallersTransactionContract extends LockServiceContract {
         JdbcLockService other = newNode("node-b");
         TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
         transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
-        Duration lease = Duration.ofMillis(600);
+        // renewed every 400 ms: a pause of the watchdog of up to 800 ms on a loaded machine still holds
+        Duration lease = Duration.ofMillis(1200);
         int paths = 3;
         AtomicReferenceArray<String> phase = new AtomicReferenceArray<>(paths);
         List<String> violations = new CopyOnWriteArrayList<>();
         AtomicInteger outlasting = new AtomicInteger();
         AtomicInteger takenByOther = new AtomicInteger();
-        long end = System.nanoTime() + Duration.ofSeconds(6).toNanos();
+        long end = System.nanoTime() + Duration.ofSeconds(8).toNanos();
         ExecutorService threads = Executors.newFixedThreadPool(2 * paths);
         List<Future<?>> workers = new ArrayList<>();
         try {
@@ -456,6 +461,15 @@ abstract class CallersTransactionContract extends LockServiceContract {
             TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
                 @Override
                 public void beforeCommit(boolean readOnly) {
+                    String grantId = grantOf(released).grantId();
+                    assertThat(rowsOfGrant(DataSourceUtils.getConnection(pool), grantId)).as("rows left in the transaction")
+                            .isZero();
+                    try (Connection other = pool.getConnection()) {
+                        assertThat(rowsOfGrant(other, grantId)).as("rows committed").isPositive();
+                    }
+                    catch (SQLException ex) {
+                        throw new IllegalStateException(ex);
+                    }
                     check.accept(released);
                 }
             });
@@ -569,7 +583,7 @@ abstract class CallersTransactionContract extends LockServiceContract {
         return new FailingNode(trapping, node("node-t", trapping.dataSource()), transaction);
     }
 
-    private void assertLostLockReleaseAnswersFalse(int isolation, String path) {
+    private void assertLostLockReleaseAnswers(int isolation, String path, boolean expected) {
         TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
         transaction.setIsolationLevel(isolation);
         LockHandle h = tryX(path).orElseThrow();
@@ -580,7 +594,8 @@ abstract class CallersTransactionContract extends LockServiceContract {
             return h.release();
         });
 
-        assertThat(released).isFalse();
+        assertThat(released).isEqualTo(expected);
+        assertThat(locks.holders(tenant, path)).as("held after the commit").isEmpty();
     }
 
     /**
@@ -607,6 +622,20 @@ abstract class CallersTransactionContract extends LockServiceContract {
         assertThat(released).isTrue();
         assertThat(other.tryAcquire(x(path).build())).as("free after the commit").isPresent().get()
                 .matches(LockHandle::release);
+    }
+
+    /** The held rows of a grant as {@code connection} sees them. */
+    private int rowsOfGrant(Connection connection, String grantId) {
+        try (var ps = connection.prepareStatement("SELECT COUNT(*) FROM " + prefix + "held WHERE grant_id = ?")) {
+            ps.setString(1, grantId);
+            try (var rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+        catch (SQLException ex) {
+            throw new IllegalStateException(ex);
+        }
     }
 
     private void readOnTheTransactionsConnection() {

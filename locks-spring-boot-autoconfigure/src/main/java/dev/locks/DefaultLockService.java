@@ -438,17 +438,26 @@ public class DefaultLockService implements LockService, AutoCloseable {
      * id: a grant nobody holds would otherwise keep everyone out until its lease ends (and a waiter
      * for a one-permit semaphore would wait for itself).
      */
-    private GrantResult tryGrant(LockRequest request, GrantRequest grantRequest) {
+    private GrantResult tryGrant(GrantRequest grantRequest) {
         try {
             return store.tryGrant(grantRequest);
         }
         catch (RuntimeException ex) {
-            releaseRetries.addUncertain(new Grant(grantRequest.grantId(), grantRequest.owner(), 0,
-                    grantRequest.paths().size(), null), target(request, grantRequest.tenant(), grantRequest.paths()),
-                    () -> wakeups.released(grantRequest.kind(), grantRequest.tenant(), grantRequest.paths(),
-                            LocalWakeups.Release.FREED));
+            releaseUncertain(grantRequest);
             throw ex;
         }
+    }
+
+    /**
+     * Has the background retries release whatever a grant under the request's id may have made;
+     * the id must never be used again. If nothing was granted, the first retry releases nothing.
+     */
+    private void releaseUncertain(GrantRequest grantRequest) {
+        releaseRetries.addUncertain(new Grant(grantRequest.grantId(), grantRequest.owner(), 0,
+                grantRequest.paths().size(), null), target(grantRequest.kind(), grantRequest.mode(),
+                        grantRequest.permits(), grantRequest.tenant(), grantRequest.paths()),
+                () -> wakeups.released(grantRequest.kind(), grantRequest.tenant(), grantRequest.paths(),
+                        LocalWakeups.Release.FREED));
     }
 
     /** One acquisition: a first try, then polls with backoff and local wake-ups until the wait ends. */
@@ -464,9 +473,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
             this.started = started;
         }
 
-        GrantResult run(LockRequest request, GrantRequest grantRequest, Duration wait) {
+        GrantResult run(LockRequest request, GrantRequest firstAsked, Duration wait) {
             sent = System.nanoTime();
-            GrantResult result = tryGrant(request, grantRequest);
+            GrantRequest grantRequest = firstAsked;
+            GrantResult result = tryGrant(grantRequest);
             if (result.grant() != null || wait.isZero()) {
                 return result;
             }
@@ -506,6 +516,17 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     }
                     boolean woken = waiter.await(Math.min(remaining, delay * 1_000_000L));
                     LocalWakeups.HandedOver handed = waiter.work(deadline);
+                    if (handed != null && handed.uncertain()) {
+                        // a grant under this request's id may have committed unseen: the retries release that
+                        // id, and the wait goes on under a new one, at the back of the queue
+                        releaseUncertain(queued);
+                        leaveQueue(queued);
+                        grantRequest = grantRequest.withGrantId(OwnerTokens.next());
+                        queued = grantRequest.withTicket(store.enqueue(grantRequest, settings.waiterLease()));
+                        waiter.requeued(queued);
+                        leftQueue = false;
+                        renewQueueAt = System.nanoTime() + settings.waiterLease().toNanos() / 3;
+                    }
                     if (waiter.gaveUp()) {
                         // the wait ended during a hand-off: the releasing thread releases what it granted,
                         // so this request must not be granted again under the same grant id
@@ -533,7 +554,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                         }
                         if (waiter.takeOverlappingRelease()) {
                             sent = System.nanoTime();
-                            result = tryGrant(request, queued);
+                            result = tryGrant(queued);
                             if (result.grant() != null) {
                                 granted = true;
                                 return result;
@@ -574,7 +595,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                         continue;
                     }
                     sent = System.nanoTime();
-                    result = tryGrant(request, queued);
+                    result = tryGrant(queued);
                     if (result.grant() != null) {
                         granted = true;
                         return result;
@@ -593,6 +614,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
                 LocalWakeups.HandedOver untaken = waiter.close();
                 if (untaken != null && untaken.granted()) {
                     releaseUnwanted(untaken.result().grant(), queued);
+                }
+                else if (untaken != null && untaken.uncertain()) {
+                    releaseUncertain(queued);
                 }
                 if (!granted) {
                     if (!leftQueue) {
@@ -844,16 +868,20 @@ public class DefaultLockService implements LockService, AutoCloseable {
         GrantRequest handedTo = next.request();
         long sent = System.nanoTime();
         HandOff handOff = null;
+        boolean failed = false;
         boolean discarded = false;
         try {
             handOff = store.releaseAndGrant(handle.grant(), handedTo);
         }
         catch (RuntimeException ex) {
-            // the transaction rolled back whole: the plain release follows and the waiter tries itself
+            // rolled back whole, or committed with only its answer lost: the plain release follows, and
+            // the waiter, whose request id may hold a grant now, tries again under a new one
+            failed = true;
             log.debug("Handing {} over to a waiter failed: {}", handle.describe(), ex.toString());
         }
         finally {
-            LocalWakeups.HandedOver handed = new LocalWakeups.HandedOver(handOff == null ? null : handOff.next(), sent);
+            LocalWakeups.HandedOver handed = new LocalWakeups.HandedOver(handOff == null ? null : handOff.next(), sent,
+                    failed);
             if (next.deliver(handed)) {
                 if (handed.granted()) {
                     handOffs.incrementAndGet();
@@ -865,6 +893,10 @@ public class DefaultLockService implements LockService, AutoCloseable {
             else if (handed.granted()) {
                 releaseUnwanted(handed.result().grant(), handedTo);
                 discarded = true;
+            }
+            else if (failed) {
+                // the waiter left: its request id is never used again
+                releaseUncertain(handedTo);
             }
         }
         if (handOff == null) {

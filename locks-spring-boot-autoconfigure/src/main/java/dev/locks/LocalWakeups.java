@@ -213,8 +213,14 @@ final class LocalWakeups {
      *
      * @param result the waiter's grant, a busy answer, or null if the release could not try
      * @param sentNanos {@link System#nanoTime()} before the release sent the grant: the start of its lease here
+     * @param uncertain whether the store failed the hand-off, which may have committed with only its
+     *                  answer lost: a grant under the waiter's request id may then exist
      */
-    record HandedOver(GrantResult result, long sentNanos) {
+    record HandedOver(GrantResult result, long sentNanos, boolean uncertain) {
+
+        HandedOver(GrantResult result, long sentNanos) {
+            this(result, sentNanos, false);
+        }
 
         boolean granted() {
             return result != null && result.grant() != null;

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -60,5 +62,39 @@ class LostGrantAnswerTest {
         assertThatThrownBy(() -> locks.acquire(permit)).isInstanceOf(LockUnavailableException.class);
 
         assertThat(locks.acquire(permit).release()).isTrue();
+    }
+
+    @Test
+    void aOnePermitSemaphoreHandedOverWithItsAnswerLostReachesTheWaiterLongBeforeTheLease() throws Exception {
+        DefaultLockService locks = losingHandOffAnswers();
+        LockRequest permit = LockRequest.semaphore("exports", 1).waitAtMost(Duration.ofSeconds(10)).build();
+        LockHandle held = locks.acquire(permit);
+        CompletableFuture<LockHandle> waiter = CompletableFuture.supplyAsync(() -> locks.acquire(permit));
+        await().atMost(Duration.ofSeconds(10)).until(() -> locks.waitingCount() > 0);
+        // asleep, so that the release hands the permit over
+        Thread.sleep(200);
+
+        held.release();
+
+        // the hand-off's grant holds the waiter's old request id: without its release the waiter would
+        // wait for itself until that grant's lease of a minute ran out
+        LockHandle handed = waiter.get(8, TimeUnit.SECONDS);
+        assertThat(loseNextAnswer).as("the hand-off's answer was lost").isFalse();
+        assertThat(handed.release()).isTrue();
+        assertThat(locks.tryAcquire(permit)).as("the permit free again").isPresent().get().matches(LockHandle::release);
+    }
+
+    /** A service whose next hand-off commits, then reports a failure; its waiters sleep until woken here. */
+    private DefaultLockService losingHandOffAnswers() {
+        return h2.service(InterceptedStore.of(h2.store(), (method, args, call) -> {
+            Object answer = call.proceed();
+            if (method.equals("releaseAndGrant") && loseNextAnswer) {
+                loseNextAnswer = false;
+                throw new LockUnavailableException("connection reset after the hand-off's commit (test)", null);
+            }
+            return answer;
+        }), H2Store.quietNode("losing").defaultLease(Duration.ofSeconds(60))
+                .backoff(Duration.ofMinutes(1), 1.0, Duration.ofMinutes(1), Duration.ZERO)
+                .waiterLease(Duration.ofMinutes(5)).build());
     }
 }

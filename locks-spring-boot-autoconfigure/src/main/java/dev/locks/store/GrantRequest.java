@@ -43,6 +43,16 @@ public record GrantRequest(LockKind kind, String tenant, List<LockPath> paths, L
     }
 
     /**
+     * @param newGrantId a grant id never used before
+     * @return this request under another grant id, out of the queue: for a wait that goes on after
+     *         a grant under its old id may have been made without the waiter learning of it
+     */
+    public GrantRequest withGrantId(String newGrantId) {
+        return new GrantRequest(kind, tenant, paths, mode, lease, permits, owner, newGrantId, node, thread, 0,
+                ownerHoldsLocks);
+    }
+
+    /**
      * @return true if paths nest (ancestors and subtrees count), false for flat names
      */
     public boolean hierarchical() {

@@ -484,7 +484,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
             long deadline = started + wait.toNanos();
             // queue up: from now on this request blocks later conflicting ones (no writer starvation)
             long enqueueing = System.nanoTime();
-            GrantRequest queued = grantRequest.withTicket(store.enqueue(grantRequest, settings.waiterLease()));
+            GrantRequest queued = enqueue(grantRequest);
             long queuedAt = System.nanoTime();
             // a release whose notice was decided before this queue row committed sends none, but it commits
             // within about one commit's time, which the enqueue just took: look with the backoff until then
@@ -518,14 +518,21 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     LocalWakeups.HandedOver handed = waiter.work(deadline);
                     if (handed != null && handed.uncertain()) {
                         // a grant under this request's id may have committed unseen: the retries release that
-                        // id, and the wait goes on under a new one, at the back of the queue
-                        releaseUncertain(queued);
-                        leaveQueue(queued);
+                        // id, and the wait goes on under a new one, at the back of the queue unless it had left it
+                        GrantRequest before = queued;
+                        releaseUncertain(before);
                         grantRequest = grantRequest.withGrantId(OwnerTokens.next());
-                        queued = grantRequest.withTicket(store.enqueue(grantRequest, settings.waiterLease()));
+                        if (leftQueue) {
+                            queued = grantRequest.withTicket(before.ticket());
+                        }
+                        else {
+                            leaveQueue(before);
+                            queued = enqueue(grantRequest);
+                            renewQueueAt = System.nanoTime() + settings.waiterLease().toNanos() / 3;
+                        }
                         waiter.requeued(queued);
-                        leftQueue = false;
-                        renewQueueAt = System.nanoTime() + settings.waiterLease().toNanos() / 3;
+                        // the release may have woken this waiter in its old place: the next one's turn now
+                        wakeups.left(before);
                     }
                     if (waiter.gaveUp()) {
                         // the wait ended during a hand-off: the releasing thread releases what it granted,
@@ -567,7 +574,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
                     if (now - renewQueueAt >= 0) {
                         if (leftQueue || !store.keepWaiting(queued, settings.waiterLease())) {
                             // the record lapsed (a long pause), or went for want of a poll slot: queue again, at the back
-                            queued = grantRequest.withTicket(store.enqueue(grantRequest, settings.waiterLease()));
+                            queued = enqueue(grantRequest);
                             waiter.requeued(queued);
                             leftQueue = false;
                         }
@@ -665,6 +672,20 @@ public class DefaultLockService implements LockService, AutoCloseable {
     /** The notified poll interval, short enough that the queue record is renewed in time. */
     private long notifiedPollMillis() {
         return Math.min(settings.notifiedPollInterval().toMillis(), settings.waiterLease().toMillis() / 4);
+    }
+
+    /**
+     * Queues a waiting request. A failure may hide a queue row that committed all the same, which
+     * would hold back later conflicting requests on every node until its lease: it is removed again.
+     */
+    private GrantRequest enqueue(GrantRequest request) {
+        try {
+            return request.withTicket(store.enqueue(request, settings.waiterLease()));
+        }
+        catch (RuntimeException ex) {
+            leaveQueue(request);
+            throw ex;
+        }
     }
 
     private void leaveQueue(GrantRequest queued) {
@@ -868,18 +889,19 @@ public class DefaultLockService implements LockService, AutoCloseable {
         GrantRequest handedTo = next.request();
         long sent = System.nanoTime();
         HandOff handOff = null;
-        boolean failed = false;
+        boolean answered = false;
         boolean discarded = false;
         try {
             handOff = store.releaseAndGrant(handle.grant(), handedTo);
+            answered = true;
         }
         catch (RuntimeException ex) {
             // rolled back whole, or committed with only its answer lost: the plain release follows, and
             // the waiter, whose request id may hold a grant now, tries again under a new one
-            failed = true;
             log.debug("Handing {} over to a waiter failed: {}", handle.describe(), ex.toString());
         }
         finally {
+            boolean failed = !answered;
             LocalWakeups.HandedOver handed = new LocalWakeups.HandedOver(handOff == null ? null : handOff.next(), sent,
                     failed);
             if (next.deliver(handed)) {

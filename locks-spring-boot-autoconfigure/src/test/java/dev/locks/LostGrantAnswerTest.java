@@ -32,14 +32,19 @@ class LostGrantAnswerTest {
     }
 
     private DefaultLockService losingAnswers() {
+        return losingNextAnswerOf("tryGrant", H2Store.quietNode("losing").defaultLease(Duration.ofSeconds(60)));
+    }
+
+    /** A service whose next call of {@code storeMethod} commits, then reports a failure. */
+    private DefaultLockService losingNextAnswerOf(String storeMethod, LockSettings.Builder settings) {
         return h2.service(InterceptedStore.of(h2.store(), (method, args, call) -> {
             Object answer = call.proceed();
-            if (method.equals("tryGrant") && loseNextAnswer) {
+            if (method.equals(storeMethod) && loseNextAnswer) {
                 loseNextAnswer = false;
-                throw new LockUnavailableException("connection reset after the commit (test)", null);
+                throw new LockUnavailableException("connection reset after the commit of " + storeMethod + " (test)", null);
             }
             return answer;
-        }), H2Store.quietNode("losing").defaultLease(Duration.ofSeconds(60)).build());
+        }), settings.build());
     }
 
     @Test
@@ -86,15 +91,8 @@ class LostGrantAnswerTest {
 
     /** A service whose next hand-off commits, then reports a failure; its waiters sleep until woken here. */
     private DefaultLockService losingHandOffAnswers() {
-        return h2.service(InterceptedStore.of(h2.store(), (method, args, call) -> {
-            Object answer = call.proceed();
-            if (method.equals("releaseAndGrant") && loseNextAnswer) {
-                loseNextAnswer = false;
-                throw new LockUnavailableException("connection reset after the hand-off's commit (test)", null);
-            }
-            return answer;
-        }), H2Store.quietNode("losing").defaultLease(Duration.ofSeconds(60))
+        return losingNextAnswerOf("releaseAndGrant", H2Store.quietNode("losing").defaultLease(Duration.ofSeconds(60))
                 .backoff(Duration.ofMinutes(1), 1.0, Duration.ofMinutes(1), Duration.ZERO)
-                .waiterLease(Duration.ofMinutes(5)).build());
+                .waiterLease(Duration.ofMinutes(5)));
     }
 }

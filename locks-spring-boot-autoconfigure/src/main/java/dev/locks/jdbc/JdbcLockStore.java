@@ -14,7 +14,6 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.UUID;
 import java.util.function.BiConsumer;
 import java.util.function.Predicate;
@@ -23,9 +22,6 @@ import javax.sql.DataSource;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.jdbc.datasource.DataSourceUtils;
-import org.springframework.transaction.support.TransactionSynchronization;
-import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 import dev.locks.HolderQuery;
 import dev.locks.LockHolder;
@@ -41,7 +37,6 @@ import dev.locks.store.GrantResult;
 import dev.locks.store.HandOff;
 import dev.locks.store.LockStore;
 import dev.locks.store.PendingRelease;
-import dev.locks.store.ReleaseDeferredException;
 import dev.locks.store.WaitGraphRow;
 
 /**
@@ -59,14 +54,6 @@ public class JdbcLockStore implements LockStore {
     private static final int SCHEMA_ATTEMPTS = 3;
 
     private static final int SHOWN_CONFLICTS = 5;
-
-    /** The isolation level of the pool's connections when a transaction does not set one; null until read. */
-    private volatile Integer poolIsolation;
-
-    /** Told of releases taken over at the end of a caller's transaction that failed; the engine retries them. */
-    private volatile BiConsumer<Grant, Duration> takenOverReleaseFailure = (grant, keepFor) -> log.warn(
-            "Could not release the lock with token {} after the caller's transaction; its lease will free it",
-            grant.fencingToken());
 
     private static final String UNTIMED_COLUMN_LIST = "grant_id, owner_token, kind, tenant, path, lock_key, scope_key,"
             + " lock_mode, permits, node, thread";
@@ -91,7 +78,7 @@ public class JdbcLockStore implements LockStore {
 
     private final LeaseRenewal renewal;
 
-    private final JoinedReleases joinedReleases = new JoinedReleases();
+    private final CallersTransactionReleases callersTransactions;
 
     private final StatementShapes shapes = new StatementShapes();
 
@@ -125,10 +112,26 @@ public class JdbcLockStore implements LockStore {
         this.tables = new LockTables(tablePrefix);
         this.transactions = new StoreTransactions(dataSource, dialect);
         this.conflicts = new PathConflictQuery(dialect, tables);
+        JoinedReleases joinedReleases = new JoinedReleases();
         this.renewal = new LeaseRenewal(dialect, tables, transactions, joinedReleases);
         this.channel = tables.prefix() + "released";
         this.dequeueSql = "DELETE FROM " + tables.waiting() + " WHERE grant_id = ?";
         this.deleteSql = "DELETE FROM " + tables.held() + liveRowsOfGrant();
+        this.callersTransactions = new CallersTransactionReleases(transactions, dialect, joinedReleases,
+                new CallersTransactionReleases.ReleaseStatements() {
+
+                    // this node's waiters were woken at the release and looked too early: its own
+                    // notice, sent at the commit, must reach them too
+                    @Override
+                    public StoreTransactions.SqlWork<Integer> joining(Grant grant, Duration keepFor) {
+                        return releaseWork(grant, keepFor, ReleaseOrigin.ANY, false, false);
+                    }
+
+                    @Override
+                    public StoreTransactions.SqlWork<Integer> afterTransaction(Grant grant, Duration keepFor) {
+                        return releaseWork(grant, keepFor, ReleaseOrigin.ANY, !durableReleases, true);
+                    }
+                }, "SELECT COUNT(*) FROM " + tables.held() + liveRowsOfGrant());
     }
 
     /** @return the dialect in use */
@@ -145,14 +148,14 @@ public class JdbcLockStore implements LockStore {
 
     @Override
     public GrantResult tryGrant(GrantRequest request) {
-        watchCommitPhase();
+        callersTransactions.watchCommitPhase();
         return grant(request, null).next();
     }
 
     @Override
     public HandOff releaseAndGrant(Grant grant, GrantRequest next) {
         // a release joining the caller's transaction must not carry a grant that its rollback would undo
-        return inCallersTransaction() ? null : grant(next, grant);
+        return callersTransactions.inCallersTransaction() ? null : grant(next, grant);
     }
 
     /** Grants {@code request}, after releasing {@code releasing} in the same transaction unless it is null. */
@@ -350,7 +353,7 @@ public class JdbcLockStore implements LockStore {
     @Override
     public long enqueue(GrantRequest request, Duration waitLease) {
         // a waiter may be granted by another thread's hand-off, and then released at the commit
-        watchCommitPhase();
+        callersTransactions.watchCommitPhase();
         return transactions.autoCommit("queue a waiting request", connection ->
                 insert(connection, tables.waiting(), request, RequestKeys.of(request), dialect.currentTime(connection),
                         waitLease).fencingToken());
@@ -422,7 +425,7 @@ public class JdbcLockStore implements LockStore {
 
     @Override
     public void onTakenOverReleaseFailure(BiConsumer<Grant, Duration> retry) {
-        this.takenOverReleaseFailure = Objects.requireNonNull(retry, "retry");
+        callersTransactions.onFailedRelease(retry);
     }
 
     @Override
@@ -827,11 +830,11 @@ public class JdbcLockStore implements LockStore {
         return s.length() <= 255 ? s : s.substring(0, 255);
     }
 
+    /** Inside a caller's transaction the release waits for its commit ({@link CallersTransactionReleases}). */
     @Override
     public boolean release(Grant grant, Duration keepFor, PendingRelease pending) {
-        // from afterCommit the transaction still looks active, but no commit follows its work
-        if (inCallersTransaction() && !CommitPhase.of(this).committed()) {
-            return releaseWithCallersTransaction(grant, keepFor, pending);
+        if (callersTransactions.releaseWaits()) {
+            return callersTransactions.release(grant, keepFor, pending);
         }
         return transactions.autoCommitLed("release a lock", releaseWork(grant, keepFor, origin, !durableReleases, true)) > 0;
     }
@@ -886,214 +889,6 @@ public class JdbcLockStore implements LockStore {
         ps.setString(i++, grant.grantId());
         ps.setString(i++, grant.owner());
         return i;
-    }
-
-    /**
-     * Inside a transaction on the lock tables' own DataSource, the lock is freed when the work
-     * commits, never before: nobody can lock the data before the work is visible.
-     * <p>
-     * The release joins as the commit begins ({@link CommitPhase}), or follows the transaction where
-     * its snapshot could hide the grant ({@link SqlDialect#releasesInSnapshotTransactions}). Until
-     * then the grant stays and {@code pending} renews it, and a look answers whether it was live
-     * (but for MySQL above READ COMMITTED, see below). An uncommitted {@code DELETE} would not do: it keeps other nodes out only while the lease lasts
-     * (once it has run out, PostgreSQL's and H2's grants pass over the row, and InnoDB's could too:
-     * seen with the MySQL dialect), and its row locks would keep the renewals off.
-     * {@link ReleaseAtTransactionEnd} sees the release through the rest of the transaction.
-     *
-     * @return whether the grant was live: deleted by the joined release, or seen by the look; true
-     *         where no look is made, and the engine's handle answers
-     */
-    private boolean releaseWithCallersTransaction(Grant grant, Duration keepFor, PendingRelease pending) {
-        // whatever becomes of the caller's transaction, the lock must not wait for its lease, nor be
-        // freed before the work it guards is committed
-        ReleaseAtTransactionEnd end = new ReleaseAtTransactionEnd(grant, keepFor, pending);
-        TransactionSynchronizationManager.registerSynchronization(end);
-        boolean committing = CommitPhase.of(this).committing();
-        if (!committing) {
-            // the release waits for the commit whatever follows, even if the look fails
-            pending.started();
-        }
-        Connection connection = null;
-        try {
-            connection = DataSourceUtils.getConnection(transactions.dataSource());
-            boolean readsLatest = isolationOf(connection) <= Connection.TRANSACTION_READ_COMMITTED;
-            boolean joins = readsLatest || dialect.releasesInSnapshotTransactions();
-            if (joins && committing) {
-                return end.join(connection) > 0;
-            }
-            if (committing) {
-                pending.started();
-            }
-            end.atCommit = joins;
-            if (readsLatest) {
-                end.seenLive = isLive(connection, grant);
-            }
-            else if (!joins) {
-                // the caller's snapshot may not see the grant; a connection of its own does, and the
-                // release after the transaction needs one anyway
-                end.seenLive = transactions.autoCommit("look at a lock released after the caller's transaction",
-                        c -> isLive(c, grant));
-            }
-            else {
-                // InnoDB's snapshot may hide the grant, and a look on a second connection from every
-                // transaction at once could exhaust the pool: the handle's knowledge answers, and the
-                // commit's DELETE tells if the grant was gone
-                end.seenLive = true;
-            }
-            return end.seenLive;
-        }
-        catch (SQLException | RuntimeException ex) {
-            throw end.failed(ex);
-        }
-        finally {
-            if (connection != null) {
-                DataSourceUtils.releaseConnection(connection, transactions.dataSource());
-            }
-        }
-    }
-
-    /**
-     * The caller's isolation level without a round trip per release (PostgreSQL's driver asks the
-     * server each time): the level Spring set for the transaction, else the pool's default, read once.
-     */
-    private int isolationOf(Connection connection) throws SQLException {
-        Integer declared = TransactionSynchronizationManager.getCurrentTransactionIsolationLevel();
-        if (declared != null) {
-            return declared;
-        }
-        Integer pooled = poolIsolation;
-        if (pooled == null) {
-            pooled = connection.getTransactionIsolation();
-            poolIsolation = pooled;
-        }
-        return pooled;
-    }
-
-    /**
-     * One release through the rest of the caller's transaction:
-     * <ul>
-     * <li>just before the commit it runs on the caller's connection, so that the two commit together,
-     * after every savepoint: a nested transaction rolled back to its savepoint cannot take it back;</li>
-     * <li>once it has joined, renewals keep off the grant's rows ({@link JoinedReleases});</li>
-     * <li>once the transaction has ended, a release that did not join, failed, or was rolled back
-     * runs on a connection of its own. If that fails, the engine is told and retries it: the
-     * transaction is over, so nothing it guarded is left uncommitted. Then the engine stops renewing
-     * the grant.</li>
-     * </ul>
-     */
-    private final class ReleaseAtTransactionEnd implements TransactionSynchronization {
-
-        private final Grant grant;
-
-        private final Duration keepFor;
-
-        private final PendingRelease pending;
-
-        /** Whether the release joins the caller's transaction at its commit; only the caller's thread touches it. */
-        private boolean atCommit;
-
-        /** Set once the release ran in the caller's transaction. */
-        private boolean joined;
-
-        /** What the look at the release answered, where the release waits for the commit. */
-        private boolean seenLive;
-
-        ReleaseAtTransactionEnd(Grant grant, Duration keepFor, PendingRelease pending) {
-            this.grant = grant;
-            this.keepFor = keepFor;
-            this.pending = pending;
-        }
-
-        /** Runs the release on the caller's connection, once renewals under way on its grant have ended. */
-        int join(Connection connection) throws SQLException {
-            joinedReleases.releaseJoining(grant);
-            // this node's waiters were woken at the release and looked too early: its own notice,
-            // sent at the commit, must reach them too
-            int rows = releaseWork(grant, keepFor, ReleaseOrigin.ANY, false, false).run(connection);
-            joined = true;
-            return rows;
-        }
-
-        ReleaseDeferredException failed(Exception ex) {
-            return new ReleaseDeferredException("Lock store failed to release the lock with token " + grant.fencingToken()
-                    + " in the caller's transaction: " + ex.getMessage(), ex);
-        }
-
-        @Override
-        public void beforeCommit(boolean readOnly) {
-            if (!atCommit) {
-                return;
-            }
-            Connection connection = DataSourceUtils.getConnection(transactions.dataSource());
-            try {
-                if (join(connection) == 0 && seenLive) {
-                    // renewed until now, so lost to an outage longer than the lease, or force-released
-                    log.warn("The lock with token {} was no longer held when its release joined the caller's commit:"
-                            + " the work it guarded commits without it", grant.fencingToken());
-                }
-            }
-            catch (SQLException ex) {
-                throw failed(ex);
-            }
-            finally {
-                DataSourceUtils.releaseConnection(connection, transactions.dataSource());
-            }
-        }
-
-        @Override
-        public void afterCompletion(int status) {
-            try {
-                if (joined && status == STATUS_COMMITTED) {
-                    return;
-                }
-                String when = joined ? "after rollback" : "after the caller's transaction";
-                try {
-                    // the watchdog may still renew the grant: a renewal and a DELETE of a grant of
-                    // several rows would lock them in different orders
-                    joinedReleases.releaseJoining(grant);
-                    // on a connection of its own, whose lead in auto-commit opens a transaction for the release
-                    transactions.autoCommitLed("release a lock " + when,
-                            releaseWork(grant, keepFor, ReleaseOrigin.ANY, !durableReleases, true));
-                }
-                catch (RuntimeException ex) {
-                    log.debug("Could not release a lock {}: {}", when, ex.toString());
-                    takenOverReleaseFailure.accept(grant, keepFor);
-                }
-            }
-            finally {
-                joinedReleases.transactionEnded(grant);
-                pending.ended();
-            }
-        }
-    }
-
-    private boolean isLive(Connection connection, Grant grant) throws SQLException {
-        try (PreparedStatement ps = connection.prepareStatement("SELECT COUNT(*) FROM " + tables.held()
-                + liveRowsOfGrant())) {
-            ps.setString(1, grant.grantId());
-            ps.setString(2, grant.owner());
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() && rs.getInt(1) > 0;
-            }
-        }
-    }
-
-    /**
-     * Whether a release must join the caller's transaction. A read-only one is not joined: it wrote
-     * nothing the lock could guard, and it would refuse the release (PostgreSQL then aborts it).
-     */
-    private boolean inCallersTransaction() {
-        return TransactionSynchronizationManager.isSynchronizationActive()
-                && TransactionSynchronizationManager.isActualTransactionActive()
-                && !TransactionSynchronizationManager.isCurrentTransactionReadOnly()
-                && TransactionSynchronizationManager.getResource(transactions.dataSource()) != null;
-    }
-
-    /** Registers the caller's transaction's {@link CommitPhase} before its commit begins, where a release may ask for it. */
-    private void watchCommitPhase() {
-        if (inCallersTransaction()) {
-            CommitPhase.of(this);
-        }
     }
 
     @Override

@@ -74,7 +74,7 @@ public final class LockSettings {
 
     private LockSettings(Builder b) {
         this.nodeId = b.nodeId != null ? b.nodeId : defaultNodeId();
-        this.defaultTenant = PathNormalizer.checkName("default tenant", b.defaultTenant, 190);
+        this.defaultTenant = name("defaultTenant", "default tenant", b.defaultTenant);
         this.renewalTick = positive("renewalTick", b.renewalTick);
         this.defaultLease = positive("defaultLease", b.defaultLease);
         if (defaultLease.compareTo(shortestWatchedLease()) < 0) {
@@ -95,7 +95,7 @@ public final class LockSettings {
         }
         this.backoffMultiplier = b.backoffMultiplier;
         this.backoffMax = positive("backoffMax", b.backoffMax);
-        this.backoffJitter = Objects.requireNonNull(b.backoffJitter, "backoffJitter");
+        this.backoffJitter = notNegative("backoffJitter", b.backoffJitter);
         if (b.maxPathLength < 1 || b.maxPathLength > PathNormalizer.LONGEST_MAX_LENGTH) {
             // a longer path would fail in the store as if the database were down, not as an invalid path
             throw new InvalidLockSettingException("maxPathLength", "must be between 1 and " + PathNormalizer.LONGEST_MAX_LENGTH
@@ -131,6 +131,16 @@ public final class LockSettings {
             throw new InvalidLockSettingException(what, "must not be negative, was " + d);
         }
         return d;
+    }
+
+    /** A name stored with every lock (190 characters fit the schema's indexed columns), or the setting's failure. */
+    private static String name(String setting, String what, String value) {
+        try {
+            return PathNormalizer.checkName(what, value, 190);
+        }
+        catch (IllegalArgumentException ex) {
+            throw new InvalidLockSettingException(setting, "is invalid: " + ex.getMessage());
+        }
     }
 
     private static Duration positive(String what, Duration d) {
@@ -353,9 +363,13 @@ public final class LockSettings {
             return this;
         }
 
-        /** @param nodeId this node's name @return this builder */
+        /**
+         * @param nodeId this node's name, up to 190 characters
+         * @return this builder
+         * @throws InvalidLockSettingException if the name is blank, too long or holds a control character
+         */
         public Builder nodeId(String nodeId) {
-            this.nodeId = PathNormalizer.checkName("node id", nodeId, 190);
+            this.nodeId = name("nodeId", "node id", nodeId);
             return this;
         }
 
@@ -393,7 +407,7 @@ public final class LockSettings {
          * @param initial first delay between polls
          * @param multiplier growth per poll
          * @param max longest delay
-         * @param jitter random jitter
+         * @param jitter random jitter, not negative
          * @return this builder
          */
         public Builder backoff(Duration initial, double multiplier, Duration max, Duration jitter) {

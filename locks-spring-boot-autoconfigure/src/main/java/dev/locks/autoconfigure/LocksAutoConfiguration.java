@@ -148,10 +148,10 @@ public final class LocksAutoConfiguration {
                 .maxPollsPerSecond(properties.getWaiting().getMaxPollsPerSecond())
                 .deadlockCheckInterval(properties.getWaiting().getDeadlockCheckInterval())
                 .notifiedPollInterval(properties.getWaiting().getNotifiedPollInterval());
-        if (properties.getNodeId() != null && !properties.getNodeId().isBlank()) {
-            settings.nodeId(properties.getNodeId());
-        }
         try {
+            if (properties.getNodeId() != null && !properties.getNodeId().isBlank()) {
+                settings.nodeId(properties.getNodeId());
+            }
             return settings.build();
         }
         catch (InvalidLockSettingException ex) {

@@ -362,9 +362,9 @@ public class LocksProperties {
     public static class Aop {
 
         /**
-         * Order of the lock advisor among other advisors. The default puts it outside @Transactional
-         * and @Cacheable (lowest precedence), so that a lock is taken before the transaction begins
-         * and released after it commits.
+         * Order of the lock advisor among other advisors. The default, {@code LOWEST_PRECEDENCE - 1000},
+         * puts it outside @Transactional and @Cacheable (both lowest precedence), so that a lock is
+         * taken before the transaction begins and freed as it commits or rolls back.
          */
         private int order = BeanFactoryLockOperationSourceAdvisor.DEFAULT_ORDER;
 

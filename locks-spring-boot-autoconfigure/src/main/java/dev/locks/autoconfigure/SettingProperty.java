@@ -19,6 +19,8 @@ import dev.locks.InvalidLockSettingException;
 record SettingProperty(String setting, String property, Function<LocksProperties, Object> value) {
 
     private static final List<SettingProperty> ALL = List.of(
+            new SettingProperty("nodeId", "locks.node-id", LocksProperties::getNodeId),
+            new SettingProperty("defaultTenant", "locks.default-tenant", LocksProperties::getDefaultTenant),
             new SettingProperty("defaultLease", "locks.default-lease", LocksProperties::getDefaultLease),
             new SettingProperty("defaultWait", "locks.default-wait", LocksProperties::getDefaultWait),
             new SettingProperty("renewInterval", "locks.renew-interval", LocksProperties::getRenewInterval),

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.aop.support.AopUtils;
@@ -262,8 +263,19 @@ class LocksAutoConfigurationTest {
             "locks.default-wait, -1s, must not be negative",
             "locks.log.slow-wait, -5s, must not be negative",
             "locks.paths.max-length, 6000, between 1 and 5000",
-            "locks.backoff.max, 2s, a quarter of the queue lease" })
+            "locks.backoff.max, 2s, a quarter of the queue lease",
+            "locks.backoff.jitter, -1ms, must not be negative" })
     void aValueTheEngineCannotHonourFailsStartUpNamingTheProperty(String property, String value, String reason) {
+        assertStartUpFailsNaming(property, value, reason);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = { "locks.node-id", "locks.default-tenant" })
+    void aNameLongerThanTheSchemaHoldsFailsStartUpNamingTheProperty(String property) {
+        assertStartUpFailsNaming(property, "n".repeat(191), "longer than 190 characters");
+    }
+
+    private void assertStartUpFailsNaming(String property, String value, String reason) {
         runner.withPropertyValues(property + "=" + value).run(context -> {
             assertThat(context).hasFailed();
             assertThat(context.getStartupFailure()).rootCause().hasMessageContaining(reason);

@@ -24,7 +24,9 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.context.event.EventListener;
 import org.springframework.context.expression.AnnotatedElementKey;
+import org.springframework.core.KotlinDetector;
 import org.springframework.core.MethodClassKey;
+import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.expression.Expression;
@@ -34,6 +36,7 @@ import org.springframework.expression.spel.ast.BeanReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.scheduling.annotation.Async;
 import org.springframework.scheduling.annotation.Scheduled;
+import org.springframework.scheduling.annotation.Schedules;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
@@ -196,7 +199,7 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
             SingletonOperation operation = parser.parse(singleton);
             claimIfDefault(singleton.name(), operation, operation.name(), new NamedMethod(userClass, specific));
             if ((operation.lockAtLeastFor() == null || operation.lockAtLeastFor().isZero())
-                    && AnnotatedElementUtils.hasAnnotation(specific, Scheduled.class)) {
+                    && isScheduled(specific)) {
                 // every node's scheduler fires: a short run frees the lock before a node whose clock is a
                 // little late fires the same tick, and that node runs it again
                 log.warn("{} is @Scheduled without lockAtLeastFor: a node that fires the same tick after the"
@@ -293,8 +296,14 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
 
     /** Whether Spring itself calls {@code method}, on a schedule or for an event. */
     private static boolean calledBySpring(Method method) {
-        return AnnotatedElementUtils.hasAnnotation(method, Scheduled.class)
+        return isScheduled(method)
                 || AnnotatedElementUtils.hasAnnotation(method, EventListener.class);
+    }
+
+    /** Whether {@code method} is {@code @Scheduled}, once or repeated (then the annotations sit in {@code @Schedules}). */
+    private static boolean isScheduled(Method method) {
+        return AnnotatedElementUtils.hasAnnotation(method, Scheduled.class)
+                || AnnotatedElementUtils.hasAnnotation(method, Schedules.class);
     }
 
     /** Whether Spring calls {@code method} on the raw bean while initialising it. */
@@ -319,6 +328,12 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
 
     /** Work that continues after the method returns would run after the release. */
     private static void checkReturnType(Method method, Class<?> userClass, LockAnnotationParser parser) {
+        if (KotlinDetector.isSuspendingFunction(method)) {
+            // Spring calls it through a Mono or Flow that the proxy awaits only after the interceptor has released
+            throw new InvalidLockAnnotationException("Lock annotation on " + parser.description()
+                    + ": suspend functions are not supported; the lock would be released before the body runs"
+                    + " (or at its first suspension point); lock inside the coroutine instead");
+        }
         Class<?> returned = method.getReturnType();
         if (isA(returned, "org.reactivestreams.Publisher")
                 || isA(returned, "java.util.concurrent.Flow$Publisher")) {
@@ -333,6 +348,13 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
                     + ": a method returning " + returned.getSimpleName() + " may finish its work on another thread"
                     + " after it returns, and so after the release; make it @Async (the lock is then held on the"
                     + " thread that runs it) or lock inside the asynchronous work");
+        }
+        if (!Future.class.isAssignableFrom(returned) && !CompletionStage.class.isAssignableFrom(returned)
+                && ReactiveAdapterRegistry.getSharedInstance().getAdapter(returned) != null) {
+            // RxJava, Mutiny, Kotlin's Flow and whatever else Spring adapts: lazy until subscribed
+            throw new InvalidLockAnnotationException("Lock annotation on " + parser.description()
+                    + ": reactive return types are not supported; the lock would be released when the "
+                    + returned.getSimpleName() + " is returned, before its work runs");
         }
         // @Async returns only void or a Future: for these the returned object's work always runs later
         if (Callable.class.isAssignableFrom(returned) || LATER_WORK.stream().anyMatch(n -> isA(returned, n))) {

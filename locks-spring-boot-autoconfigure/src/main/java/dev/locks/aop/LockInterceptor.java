@@ -6,7 +6,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.function.Supplier;
 
 import org.aopalliance.intercept.MethodInterceptor;
@@ -52,7 +55,8 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
 
     private BeanFactory beanFactory;
 
-    private Supplier<?> lockStoreResource = () -> null;
+    /** Looked up once, its absence too (a lock service that is not on JDBC). */
+    private Supplier<Optional<?>> lockStoreResource = Optional::empty;
 
     private final Map<MethodClassKey, TargetMethod> targetMethods = new ConcurrentHashMap<>(256);
 
@@ -83,7 +87,8 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
      * @param resource gives the lock store's DataSource, or null if unknown
      */
     public void setLockStoreResource(Supplier<?> resource) {
-        this.lockStoreResource = SingletonSupplier.of(Objects.requireNonNull(resource, "resource"));
+        Objects.requireNonNull(resource, "resource");
+        this.lockStoreResource = SingletonSupplier.of(() -> Optional.ofNullable(resource.get()));
     }
 
     @Override
@@ -115,12 +120,12 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
         if (TransactionSynchronizationManager.isSynchronizationActive()
                 && TransactionSynchronizationManager.isActualTransactionActive()) {
             TransactionSynchronizationManager.registerSynchronization(
-                    new TransactionBoundRelease(held, lockStoreResource.get()));
-            return invocation.proceed();
+                    new TransactionBoundRelease(held, lockStoreResource.get().orElse(null)));
+            return awaited(invocation.proceed());
         }
         Throwable failure = null;
         try {
-            return invocation.proceed();
+            return awaited(invocation.proceed());
         }
         catch (Throwable ex) {
             failure = ex;
@@ -129,6 +134,28 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
         finally {
             LockHandles.releaseAllAfterWork(held, failure);
         }
+    }
+
+    /**
+     * Waits for a future the method returned unfinished, so that the lock covers its work. Only an
+     * {@code @Async} method may declare one (others are refused at start-up), and it runs on
+     * the executor's thread, where Spring's async interceptor waits for the same future right after
+     * this one returns: the wait costs that thread nothing more. The future keeps its outcome for
+     * its caller; an interrupt ends the wait, and the release follows.
+     */
+    private static Object awaited(Object result) {
+        if (result instanceof Future<?> future && !future.isDone()) {
+            try {
+                future.get();
+            }
+            catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+            catch (ExecutionException | CancellationException ex) {
+                // the caller reads the failure from the future itself
+            }
+        }
+        return result;
     }
 
     private List<LockRequest> requests(List<LockOperation> operations, MethodInvocation invocation,
@@ -151,7 +178,10 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
             return operation.skipWhenBusy() ? locks.tryEnter(request) : Optional.of(locks.enter(request));
         }
         catch (InvalidLockPathException ex) {
-            throw new InvalidLockPathException(ex.getPath(), ex.getReason() + " (from " + operation.describe() + ")");
+            InvalidLockPathException named = new InvalidLockPathException(ex.getPath(),
+                    ex.getReason() + " (from " + operation.describe() + ")");
+            named.initCause(ex);
+            throw named;
         }
     }
 

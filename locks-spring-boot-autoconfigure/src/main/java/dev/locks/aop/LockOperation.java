@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 import dev.locks.LockRequest;
 
@@ -135,7 +136,7 @@ public abstract class LockOperation {
     /** Applies tenant, lease and wait to a request under construction. */
     LockRequest.Builder common(LockRequest.Builder builder, String tenantValue) {
         if (tenantValue != null) {
-            builder.tenant(tenantValue);
+            named("tenant", () -> builder.tenant(tenantValue));
         }
         if (lease != null) {
             builder.lease(lease);
@@ -144,6 +145,20 @@ public abstract class LockOperation {
             builder.waitAtMost(waitAtMost);
         }
         return builder;
+    }
+
+    /**
+     * Builds from a value one call's expression gave, naming this annotation and the attribute if
+     * the value is refused (a tenant or key too long, or with a control character).
+     */
+    <T> T named(String attribute, Supplier<T> step) {
+        try {
+            return step.get();
+        }
+        catch (IllegalArgumentException ex) {
+            throw new IllegalArgumentException(describe() + ": the " + attribute + " expression gave a value"
+                    + " the lock service refuses: " + ex.getMessage(), ex);
+        }
     }
 
     /** The tenant of one call: null for the default, else the expression's non-blank text. */

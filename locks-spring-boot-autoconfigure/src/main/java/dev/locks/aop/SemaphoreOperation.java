@@ -63,8 +63,13 @@ public final class SemaphoreOperation extends LockOperation {
 
     @Override
     LockRequest newRequest(InvocationValues values) {
-        String fullName = key == null ? name : name + ":" + values.text(this, "key", key);
-        return request(fullName, tenantOf(values));
+        if (key == null) {
+            return request(name, tenantOf(values));
+        }
+        String fullName = name + ":" + values.text(this, "key", key);
+        LockRequest.Builder keyed = common(LockRequest.semaphore(fullName, max), tenantOf(values));
+        // the name is checked as the request is built
+        return named("key", keyed::build);
     }
 
     @Override

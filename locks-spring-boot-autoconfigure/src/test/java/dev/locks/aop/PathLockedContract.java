@@ -2,11 +2,14 @@ package dev.locks.aop;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -19,6 +22,8 @@ import org.springframework.aop.support.AopUtils;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.scheduling.annotation.Async;
+import org.springframework.scheduling.annotation.EnableAsync;
 
 import dev.locks.InvalidLockPathException;
 import dev.locks.LockHandle;
@@ -258,6 +263,31 @@ abstract class PathLockedContract extends AnnotationContract {
         assertThatThrownBy(() -> files.inTenant(null, "/t/null", () -> { }))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("tenant expression '#customer' gave null");
+    }
+
+    @Test
+    void aTenantTheServiceRefusesFailsNamingTheMethodAndTheAttribute() {
+        assertThatThrownBy(() -> files.inTenant("t".repeat(191), "/t/long", () -> { }))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("@PathLocked on FileService.inTenant(String, String, Runnable)")
+                .hasMessageContaining("the tenant expression gave a value the lock service refuses")
+                .hasMessageContaining("longer than 190 characters");
+    }
+
+    @Test
+    void anAsyncMethodHoldsItsLockUntilTheFutureItReturnedCompletes() throws Exception {
+        AsyncExports exports = nodes.node("node-async", AsyncApplication.class).getBean(AsyncExports.class);
+        CompletableFuture<String> work = new CompletableFuture<>();
+
+        CompletableFuture<String> result = exports.export("/async/report", work);
+        await().atMost(Duration.ofSeconds(10)).until(() -> nodes.isLocked("/async/report"));
+        // the method has returned its unfinished future: the work it stands for is still under way
+        Thread.sleep(300);
+        assertThat(nodes.isLocked("/async/report")).as("locked until the work completes").isTrue();
+
+        work.complete("done");
+        assertThat(result.get(10, TimeUnit.SECONDS)).isEqualTo("done");
+        await().atMost(Duration.ofSeconds(10)).until(() -> !nodes.isLocked("/async/report"));
     }
 
     @Test
@@ -514,6 +544,25 @@ abstract class PathLockedContract extends AnnotationContract {
         @Bean
         Archive archive() {
             return new DefaultArchive();
+        }
+    }
+
+    public static class AsyncExports {
+        /** Returns at once, with a future that completes when {@code work} does, as a client's async call would. */
+        @Async
+        @PathLocked(paths = "#path")
+        public CompletableFuture<String> export(String path, CompletableFuture<String> work) {
+            return work.thenApply(value -> value);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableAsync
+    static class AsyncApplication {
+
+        @Bean
+        AsyncExports asyncExports() {
+            return new AsyncExports();
         }
     }
 

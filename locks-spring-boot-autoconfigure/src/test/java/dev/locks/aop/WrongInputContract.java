@@ -12,6 +12,9 @@ import javax.sql.DataSource;
 
 import jakarta.annotation.PostConstruct;
 
+import kotlin.Unit;
+import kotlin.coroutines.Continuation;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -24,6 +27,8 @@ import org.springframework.beans.factory.InitializingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
+import org.springframework.core.ReactiveAdapterRegistry;
+import org.springframework.core.ReactiveTypeDescriptor;
 import org.springframework.core.env.Environment;
 import org.springframework.scheduling.annotation.Async;
 import org.springframework.scheduling.annotation.Scheduled;
@@ -175,6 +180,12 @@ abstract class WrongInputContract extends AnnotationContract {
     }
 
     @Test
+    void aClassAnnotationMeetingAMethodScheduledTwiceThatIsNotPublicFailsTheStart() {
+        assertStartFails(TwiceNightlyJobs.class, "@ClusterSingleton on class TwiceNightlyJobs covers its public methods only",
+                "TwiceNightlyJobs.cleanup()", "make it public");
+    }
+
+    @Test
     void aClassAnnotationLeavesAHelperMethodThatIsNotPublicAlone() {
         assertThat(nodes.node("node-helper", JobsWithHelper.class).getBean(JobsWithHelper.class)).isNotNull();
     }
@@ -229,6 +240,19 @@ abstract class WrongInputContract extends AnnotationContract {
     @Test
     void aMethodReturningAFlowPublisherFailsTheStart() {
         assertStartFails(FlowResult.class, "FlowResult.items()", "reactive return types are not supported");
+    }
+
+    @Test
+    void aMethodReturningAReactiveTypeSpringAdaptsFailsTheStart() {
+        LazyValue.registerWithSpring();
+        assertStartFails(LazyResult.class, "LazyResult.later()", "reactive return types are not supported",
+                "LazyValue is returned");
+    }
+
+    @Test
+    void aKotlinSuspendFunctionFailsTheStart() {
+        assertStartFails(SuspendingWork.class, "SuspendingWork.write(String, Continuation)",
+                "suspend functions are not supported");
     }
 
     @Test
@@ -467,6 +491,42 @@ abstract class WrongInputContract extends AnnotationContract {
 
         @Scheduled(cron = "0 0 2 * * *")
         void cleanup() {
+        }
+    }
+
+    @ClusterSingleton
+    public static class TwiceNightlyJobs {
+
+        @Scheduled(cron = "0 0 2 * * *")
+        @Scheduled(cron = "0 0 14 * * *")
+        void cleanup() {
+        }
+    }
+
+    /** A lazy result type of a library Spring adapts to Reactive Streams, as it does RxJava's or Mutiny's. */
+    public static final class LazyValue {
+
+        static void registerWithSpring() {
+            ReactiveAdapterRegistry.getSharedInstance().registerReactiveType(
+                    ReactiveTypeDescriptor.singleOptionalValue(LazyValue.class, LazyValue::new),
+                    source -> subscriber -> { },
+                    publisher -> new LazyValue());
+        }
+    }
+
+    public static class LazyResult {
+        @PathLocked(paths = "'/lazy'")
+        public LazyValue later() {
+            return new LazyValue();
+        }
+    }
+
+    /** What the Kotlin compiler makes of {@code suspend fun write(path: String)}: a Kotlin class, a Continuation last. */
+    @kotlin.Metadata
+    public static class SuspendingWork {
+        @PathLocked(paths = "#path")
+        public Object write(String path, Continuation<? super Unit> continuation) {
+            return Unit.INSTANCE;
         }
     }
 

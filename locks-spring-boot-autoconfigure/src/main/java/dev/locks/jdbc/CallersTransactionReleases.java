@@ -1,8 +1,6 @@
 package dev.locks.jdbc;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Objects;
@@ -42,6 +40,9 @@ final class CallersTransactionReleases {
 
         /** @return the release on a connection of the store's own, once the caller's transaction has ended */
         StoreTransactions.SqlWork<Integer> afterTransaction(Grant grant, Duration keepFor);
+
+        /** @return whether the grant's rows are live, as {@code connection} sees them */
+        boolean isLive(Connection connection, Grant grant) throws SQLException;
     }
 
     private final StoreTransactions transactions;
@@ -52,9 +53,6 @@ final class CallersTransactionReleases {
 
     private final ReleaseStatements statements;
 
-    /** Counts a grant's live rows, bound to its grant id and owner. */
-    private final String liveRowsSql;
-
     /** The isolation level of the pool's connections when a transaction does not set one; null until read. */
     private volatile Integer poolIsolation;
 
@@ -63,16 +61,12 @@ final class CallersTransactionReleases {
             "Could not release the lock with token {} after the caller's transaction; its lease will free it",
             grant.fencingToken());
 
-    /**
-     * @param liveRowsSql a count of a grant's live rows, whose two parameters are its grant id and owner
-     */
     CallersTransactionReleases(StoreTransactions transactions, SqlDialect dialect, JoinedReleases joinedReleases,
-            ReleaseStatements statements, String liveRowsSql) {
+            ReleaseStatements statements) {
         this.transactions = transactions;
         this.dialect = dialect;
         this.joinedReleases = joinedReleases;
         this.statements = statements;
-        this.liveRowsSql = liveRowsSql;
     }
 
     /** @param retry told of a release after a transaction that failed, with its keepFor */
@@ -136,13 +130,13 @@ final class CallersTransactionReleases {
             }
             end.atCommit = joins;
             if (readsLatest) {
-                end.seenLive = isLive(connection, grant);
+                end.seenLive = statements.isLive(connection, grant);
             }
             else if (!joins) {
                 // the caller's snapshot may not see the grant; a connection of its own does, and the
                 // release after the transaction needs one anyway
                 end.seenLive = transactions.autoCommit("look at a lock released after the caller's transaction",
-                        c -> isLive(c, grant));
+                        c -> statements.isLive(c, grant));
             }
             else {
                 // InnoDB's snapshot may hide the grant, and a look on a second connection from every
@@ -177,16 +171,6 @@ final class CallersTransactionReleases {
             poolIsolation = pooled;
         }
         return pooled;
-    }
-
-    private boolean isLive(Connection connection, Grant grant) throws SQLException {
-        try (PreparedStatement ps = connection.prepareStatement(liveRowsSql)) {
-            ps.setString(1, grant.grantId());
-            ps.setString(2, grant.owner());
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() && rs.getInt(1) > 0;
-            }
-        }
     }
 
     /**

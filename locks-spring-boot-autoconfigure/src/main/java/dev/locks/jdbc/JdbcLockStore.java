@@ -131,7 +131,12 @@ public class JdbcLockStore implements LockStore {
                     public StoreTransactions.SqlWork<Integer> afterTransaction(Grant grant, Duration keepFor) {
                         return releaseWork(grant, keepFor, ReleaseOrigin.ANY, !durableReleases, true);
                     }
-                }, "SELECT COUNT(*) FROM " + tables.held() + liveRowsOfGrant());
+
+                    @Override
+                    public boolean isLive(Connection connection, Grant grant) throws SQLException {
+                        return JdbcLockStore.this.isLive(connection, grant);
+                    }
+                });
     }
 
     /** @return the dialect in use */
@@ -828,6 +833,18 @@ public class JdbcLockStore implements LockStore {
 
     private static String truncate(String s) {
         return s.length() <= 255 ? s : s.substring(0, 255);
+    }
+
+    /** Whether the grant's rows are live, as {@code connection} sees them: a count, bound to its grant id and owner. */
+    private boolean isLive(Connection connection, Grant grant) throws SQLException {
+        try (PreparedStatement ps = connection.prepareStatement("SELECT COUNT(*) FROM " + tables.held()
+                + liveRowsOfGrant())) {
+            ps.setString(1, grant.grantId());
+            ps.setString(2, grant.owner());
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() && rs.getInt(1) > 0;
+            }
+        }
     }
 
     /** Inside a caller's transaction the release waits for its commit ({@link CallersTransactionReleases}). */

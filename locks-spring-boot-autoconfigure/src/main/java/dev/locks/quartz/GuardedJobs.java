@@ -102,6 +102,11 @@ final class GuardedJobs {
         }
         String where = (annotation != null ? "@ClusterSingleton on Quartz job " : "configured Quartz job ") + key + " ("
                 + job.getJobClass().getName() + ")";
+        if (JobGuard.isGenerated(key)) {
+            throw new IllegalArgumentException(where + ": the job was built without a name, so Quartz gave it a random"
+                    + " key, another on every node, and every node would run every fire; name it with"
+                    + " JobBuilder.withIdentity(..), or define it with Spring's JobDetailFactoryBean");
+        }
         String jobName = key.getGroup() + "." + key.getName();
         Duration lease = null;
         Duration retention = defaultRetention;

@@ -7,9 +7,11 @@ import java.text.Normalizer;
 import java.time.Duration;
 import java.util.Date;
 import java.util.HexFormat;
+import java.util.UUID;
 
 import org.quartz.JobExecutionContext;
 import org.quartz.TriggerKey;
+import org.quartz.utils.Key;
 import org.springframework.expression.EvaluationContext;
 import org.springframework.expression.Expression;
 import org.springframework.expression.spel.support.SimpleEvaluationContext;
@@ -42,18 +44,41 @@ record JobGuard(String jobName, Duration lease, Duration fireMarkerRetention, bo
     /**
      * The marker's name holds the trigger's key: the triggers of one job may fire at the same time, and
      * each such fire is its own (every node has the same trigger keys). A key too long for the name
-     * is replaced by its SHA-256.
+     * is replaced by its SHA-256. A trigger built without a name has a random key on each node
+     * ({@link #isGenerated}): its fires are marked by its group and time alone, so that they still
+     * run once in the cluster, and two such triggers of one job and group firing together run once.
      *
      * @param trigger the key of the trigger that fires
      * @param scheduledFireTime the trigger's scheduled fire time, the same on every node
      * @return the singleton that marks this fire as taken
      */
     String fireLockName(TriggerKey trigger, Date scheduledFireTime) {
-        String name = "job:" + jobName + "@" + trigger + "@" + scheduledFireTime.getTime();
+        String triggerName = trigger != null && isGenerated(trigger) ? trigger.getGroup() + ".*" : String.valueOf(trigger);
+        String name = "job:" + jobName + "@" + triggerName + "@" + scheduledFireTime.getTime();
         if (Normalizer.normalize(name, Normalizer.Form.NFC).length() <= MAX_NAME_LENGTH) {
             return name;
         }
-        return hashedFireLockName(sha256(trigger.toString()), scheduledFireTime.getTime());
+        return hashedFireLockName(sha256(triggerName), scheduledFireTime.getTime());
+    }
+
+    /**
+     * Whether Quartz made up the key's name because the job or trigger was built without
+     * {@code withIdentity(..)}: twelve hex digits from the group's hash, a dash and a random UUID
+     * ({@code Key.createUniqueName}), so different on every node.
+     */
+    static boolean isGenerated(Key<?> key) {
+        String name = key.getName();
+        String groupPart = UUID.nameUUIDFromBytes(key.getGroup().getBytes()).toString().substring(24) + "-";
+        if (name.length() != groupPart.length() + 36 || !name.startsWith(groupPart)) {
+            return false;
+        }
+        try {
+            UUID.fromString(name.substring(groupPart.length()));
+            return true;
+        }
+        catch (IllegalArgumentException ex) {
+            return false;
+        }
     }
 
     /** The marker's name with the trigger's key replaced by {@code hash}; the longest name a job gives. */

@@ -178,6 +178,50 @@ class ClusterSingletonTriggerListenerTest {
     }
 
     @Test
+    void aTriggerBuiltWithoutANameStillRunsEachFireOnOneNode() throws Exception {
+        Instant start = nextSecond();
+        for (String id : List.of("node-a", "node-b", "node-c")) {
+            // no withIdentity: Quartz gives the trigger a random key, another on each node
+            Trigger unnamed = TriggerBuilder.newTrigger().forJob("guarded", "cluster").startAt(Date.from(start))
+                    .withSchedule(SimpleScheduleBuilder.simpleSchedule().withIntervalInMilliseconds(500).withRepeatCount(1))
+                    .build();
+            node(id).schedule(job(TestJobs.GuardedJob.class, "guarded", id), unnamed).start();
+        }
+        sleepUntil(start.plusMillis(1000));
+
+        assertThat(log.nodesByFireTime("guarded")).containsOnlyKeys(start.toEpochMilli(), start.toEpochMilli() + 500)
+                .allSatisfy((time, ranOn) -> assertThat(ranOn).hasSize(1));
+    }
+
+    @Test
+    void aGuardedJobBuiltWithoutANameFailsTheCheckAndIsVetoed() throws Exception {
+        Instant start = nextSecond();
+        QuartzNode node = node("node-a");
+        JobDetail unnamed = JobBuilder.newJob(TestJobs.GuardedJob.class).usingJobData(log.data(node.id)).build();
+        node.schedule(unnamed, TriggerBuilder.newTrigger().withIdentity("unnamed-job", "cluster").forJob(unnamed)
+                .startAt(Date.from(start)).build());
+        ClusterSingletonTriggerListener listener = new ClusterSingletonTriggerListener(node.locks);
+
+        assertThatThrownBy(() -> listener.checkJobs(node.scheduler)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("Quartz job DEFAULT.").hasMessageContaining("built without a name")
+                .hasMessageContaining("withIdentity");
+        node.start();
+        sleepUntil(start.plusMillis(500));
+        assertThat(log.runs(unnamed.getKey().getName())).isEmpty();
+    }
+
+    @Test
+    void onlyANameQuartzMadeUpCountsAsGenerated() {
+        assertThat(JobGuard.isGenerated(TriggerBuilder.newTrigger().build().getKey())).isTrue();
+        assertThat(JobGuard.isGenerated(new TriggerKey(org.quartz.utils.Key.createUniqueName("reports"), "reports")))
+                .isTrue();
+        assertThat(JobGuard.isGenerated(JobBuilder.newJob(TestJobs.PlainJob.class).build().getKey())).isTrue();
+        assertThat(JobGuard.isGenerated(new TriggerKey("nightly", "reports"))).isFalse();
+        assertThat(JobGuard.isGenerated(new TriggerKey(java.util.UUID.randomUUID().toString(), "reports")))
+                .as("a UUID of the user's own").isFalse();
+    }
+
+    @Test
     void aTriggerKeyTooLongForTheMarkerNameIsHashedIntoIt() throws Exception {
         Instant start = nextSecond();
         QuartzNode node = node("node-a");

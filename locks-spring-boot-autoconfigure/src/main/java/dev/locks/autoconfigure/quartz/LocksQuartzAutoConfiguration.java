@@ -40,9 +40,10 @@ public final class LocksQuartzAutoConfiguration {
         return new UnguardedJobsCheck(locks, schedulers, properties.getJobs());
     }
 
-    /** The guard itself, over the application's lock service. */
+    /** The guard itself, over the application's lock service; off with the locks, even where that service is the application's own. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnBean(LockService.class)
+    @ConditionalOnBooleanProperty(name = "locks.enabled", matchIfMissing = true)
     static class GuardConfiguration {
 
         @Bean

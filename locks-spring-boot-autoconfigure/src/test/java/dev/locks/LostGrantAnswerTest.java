@@ -135,6 +135,7 @@ class LostGrantAnswerTest {
             held.release();
             waiter[0].join(10_000);
 
+            assertThat(loseNextAnswer).as("round %d handed the permit over and lost the answer", round).isFalse();
             assertThat(waiter[0].isAlive()).isFalse();
             await("round " + round).atMost(Duration.ofSeconds(10))
                     .until(() -> other.tryAcquire(permit).map(LockHandle::release).orElse(false));

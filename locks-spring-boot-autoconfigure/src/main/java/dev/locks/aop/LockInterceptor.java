@@ -21,7 +21,10 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.context.expression.AnnotatedElementKey;
 import org.springframework.core.MethodClassKey;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.scheduling.annotation.Async;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.util.ClassUtils;
 import org.springframework.util.function.SingletonSupplier;
 
 import dev.locks.InvalidLockPathException;
@@ -100,7 +103,9 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
         if (operations.isEmpty()) {
             return invocation.proceed();
         }
-        List<LockRequest> requests = requests(operations, invocation, targetClass);
+        TargetMethod targetMethod = targetMethods.computeIfAbsent(new MethodClassKey(method, targetClass),
+                key -> TargetMethod.of(method, targetClass));
+        List<LockRequest> requests = requests(operations, invocation, targetClass, targetMethod);
         List<LockHandle> held = new ArrayList<>(operations.size());
         try {
             for (int i = 0; i < operations.size(); i++) {
@@ -108,7 +113,7 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
                 if (handle.isEmpty()) {
                     log.debug("Skipped {}: {} is held elsewhere", operations.get(i).method(), requests.get(i));
                     LockHandles.releaseAllAfterWork(held, null);
-                    return skippedResult(AnnotationLockOperationSource.targetMethod(method, targetClass));
+                    return skippedResult(targetMethod.method());
                 }
                 held.add(handle.get());
             }
@@ -121,11 +126,11 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
                 && TransactionSynchronizationManager.isActualTransactionActive()) {
             TransactionSynchronizationManager.registerSynchronization(
                     new TransactionBoundRelease(held, lockStoreResource.get().orElse(null)));
-            return awaited(invocation.proceed());
+            return targetMethod.awaited(invocation.proceed());
         }
         Throwable failure = null;
         try {
-            return awaited(invocation.proceed());
+            return targetMethod.awaited(invocation.proceed());
         }
         catch (Throwable ex) {
             failure = ex;
@@ -136,32 +141,8 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
         }
     }
 
-    /**
-     * Waits for a future the method returned unfinished, so that the lock covers its work. Only an
-     * {@code @Async} method may declare one (others are refused at start-up), and it runs on
-     * the executor's thread, where Spring's async interceptor waits for the same future right after
-     * this one returns: the wait costs that thread nothing more. The future keeps its outcome for
-     * its caller; an interrupt ends the wait, and the release follows.
-     */
-    private static Object awaited(Object result) {
-        if (result instanceof Future<?> future && !future.isDone()) {
-            try {
-                future.get();
-            }
-            catch (InterruptedException ex) {
-                Thread.currentThread().interrupt();
-            }
-            catch (ExecutionException | CancellationException ex) {
-                // the caller reads the failure from the future itself
-            }
-        }
-        return result;
-    }
-
     private List<LockRequest> requests(List<LockOperation> operations, MethodInvocation invocation,
-            Class<?> targetClass) {
-        TargetMethod target = targetMethods.computeIfAbsent(new MethodClassKey(invocation.getMethod(), targetClass),
-                key -> TargetMethod.of(invocation.getMethod(), targetClass));
+            Class<?> targetClass, TargetMethod target) {
         InvocationValues values = new InvocationValues(evaluator, target.element(),
                 evaluator.createContext(invocation.getMethod(), invocation.getArguments(), invocation.getThis(),
                         targetClass, target.method(), beanFactory));
@@ -188,12 +169,43 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
     /**
      * The implementation method whose parameter names the expressions see, and the key of its
      * parsed expressions; looked up once per method and target class, not per call.
+     *
+     * @param awaitsFuture whether the method is {@code @Async} and returns a {@link Future}, which
+     *                     {@link #awaited} waits for
      */
-    private record TargetMethod(Method method, AnnotatedElementKey element) {
+    private record TargetMethod(Method method, AnnotatedElementKey element, boolean awaitsFuture) {
 
         static TargetMethod of(Method method, Class<?> targetClass) {
             Method specific = AnnotationLockOperationSource.targetMethod(method, targetClass);
-            return new TargetMethod(specific, new AnnotatedElementKey(specific, targetClass));
+            Class<?> userClass = targetClass != null ? ClassUtils.getUserClass(targetClass) : specific.getDeclaringClass();
+            boolean async = AnnotatedElementUtils.hasAnnotation(specific, Async.class)
+                    || AnnotatedElementUtils.hasAnnotation(userClass, Async.class);
+            return new TargetMethod(specific, new AnnotatedElementKey(specific, targetClass),
+                    async && Future.class.isAssignableFrom(specific.getReturnType()));
+        }
+
+        /**
+         * Waits for the future an {@code @Async} method returned unfinished, so that the lock covers
+         * its work: the method runs on the executor's thread, where Spring's async interceptor waits
+         * for the same future right after this one returns, so the wait costs that thread nothing
+         * more. A future that never completes keeps the lock, as work that never ends would. The
+         * future keeps its outcome for its caller; an interrupt ends the wait, and the release follows.
+         */
+        Object awaited(Object result) {
+            if (awaitsFuture && result instanceof Future<?> future && !future.isDone()) {
+                try {
+                    future.get();
+                }
+                catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                    log.warn("Interrupted while waiting for the future of {}: its locks are released while its work"
+                            + " may still run", method);
+                }
+                catch (ExecutionException | CancellationException ex) {
+                    // the caller reads the failure from the future itself
+                }
+            }
+            return result;
         }
     }
 

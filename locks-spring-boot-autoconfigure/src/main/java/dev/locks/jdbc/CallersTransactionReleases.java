@@ -57,7 +57,7 @@ final class CallersTransactionReleases {
     private volatile Integer poolIsolation;
 
     /** Told of releases after a transaction that failed; the engine retries them. */
-    private volatile BiConsumer<Grant, Duration> failedRelease = (grant, keepFor) -> log.warn(
+    private volatile BiConsumer<Grant, Duration> takenOverReleaseFailure = (grant, keepFor) -> log.warn(
             "Could not release the lock with token {} after the caller's transaction; its lease will free it",
             grant.fencingToken());
 
@@ -70,8 +70,8 @@ final class CallersTransactionReleases {
     }
 
     /** @param retry told of a release after a transaction that failed, with its keepFor */
-    void onFailedRelease(BiConsumer<Grant, Duration> retry) {
-        this.failedRelease = Objects.requireNonNull(retry, "retry");
+    void onTakenOverReleaseFailure(BiConsumer<Grant, Duration> retry) {
+        this.takenOverReleaseFailure = Objects.requireNonNull(retry, "retry");
     }
 
     /**
@@ -258,7 +258,7 @@ final class CallersTransactionReleases {
                 }
                 catch (RuntimeException ex) {
                     log.debug("Could not release a lock {}: {}", when, ex.toString());
-                    failedRelease.accept(grant, keepFor);
+                    takenOverReleaseFailure.accept(grant, keepFor);
                 }
             }
             finally {

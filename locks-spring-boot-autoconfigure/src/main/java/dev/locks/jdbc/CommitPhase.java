@@ -19,29 +19,30 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  */
 final class CommitPhase implements TransactionSynchronization {
 
-    private final Object store;
+    private final Object owner;
 
     private boolean committing;
 
     private boolean committed;
 
-    private CommitPhase(Object store) {
-        this.store = store;
+    private CommitPhase(Object owner) {
+        this.owner = owner;
     }
 
     /**
-     * The marker of {@code store} in the current transaction, registered if it is not yet.
+     * The marker of {@code owner} in the current transaction, registered if it is not yet.
      *
-     * @param store the store that asks, since two stores may share a transaction
+     * @param owner what asks, one per store ({@link CallersTransactionReleases}), since two stores
+     *              may share a transaction
      * @return the marker
      */
-    static CommitPhase of(Object store) {
+    static CommitPhase of(Object owner) {
         for (TransactionSynchronization synchronization : TransactionSynchronizationManager.getSynchronizations()) {
-            if (synchronization instanceof CommitPhase phase && phase.store == store) {
+            if (synchronization instanceof CommitPhase phase && phase.owner == owner) {
                 return phase;
             }
         }
-        CommitPhase phase = new CommitPhase(store);
+        CommitPhase phase = new CommitPhase(owner);
         TransactionSynchronizationManager.registerSynchronization(phase);
         return phase;
     }

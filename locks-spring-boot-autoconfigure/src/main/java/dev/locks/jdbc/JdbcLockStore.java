@@ -430,7 +430,7 @@ public class JdbcLockStore implements LockStore {
 
     @Override
     public void onTakenOverReleaseFailure(BiConsumer<Grant, Duration> retry) {
-        callersTransactions.onFailedRelease(retry);
+        callersTransactions.onTakenOverReleaseFailure(retry);
     }
 
     @Override

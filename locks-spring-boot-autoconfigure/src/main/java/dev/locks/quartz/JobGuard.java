@@ -68,6 +68,7 @@ record JobGuard(String jobName, Duration lease, Duration fireMarkerRetention, bo
      */
     static boolean isGenerated(Key<?> key) {
         String name = key.getName();
+        // the platform's charset, as Quartz hashes the group: UTF-8 would miss non-ASCII groups elsewhere
         String groupPart = UUID.nameUUIDFromBytes(key.getGroup().getBytes()).toString().substring(24) + "-";
         if (name.length() != groupPart.length() + 36 || !name.startsWith(groupPart)) {
             return false;

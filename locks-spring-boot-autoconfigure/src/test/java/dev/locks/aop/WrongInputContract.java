@@ -506,7 +506,11 @@ abstract class WrongInputContract extends AnnotationContract {
     /** A lazy result type of a library Spring adapts to Reactive Streams, as it does RxJava's or Mutiny's. */
     public static final class LazyValue {
 
-        static void registerWithSpring() {
+        /** Once per JVM: the registry is shared, and every contract of this class runs the test. */
+        static synchronized void registerWithSpring() {
+            if (ReactiveAdapterRegistry.getSharedInstance().getAdapter(LazyValue.class) != null) {
+                return;
+            }
             ReactiveAdapterRegistry.getSharedInstance().registerReactiveType(
                     ReactiveTypeDescriptor.singleOptionalValue(LazyValue.class, LazyValue::new),
                     source -> subscriber -> { },

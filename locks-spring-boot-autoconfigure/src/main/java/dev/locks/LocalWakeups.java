@@ -218,10 +218,6 @@ final class LocalWakeups {
      */
     record HandedOver(GrantResult result, long sentNanos, boolean uncertain) {
 
-        HandedOver(GrantResult result, long sentNanos) {
-            this(result, sentNanos, false);
-        }
-
         boolean granted() {
             return result != null && result.grant() != null;
         }

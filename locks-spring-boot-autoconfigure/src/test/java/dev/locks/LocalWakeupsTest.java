@@ -362,7 +362,7 @@ class LocalWakeupsTest {
 
     private static LocalWakeups.HandedOver granted(long token) {
         return new LocalWakeups.HandedOver(GrantResult.granted(new Grant("g", "o", token, 1, java.time.Instant.now())),
-                System.nanoTime());
+                System.nanoTime(), false);
     }
 
     private static GrantRequest queued(String path, long ticket) {

@@ -341,9 +341,7 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
                     + ": reactive return types are not supported; the lock would be released when the publisher"
                     + " is returned, before its work runs");
         }
-        boolean async = AnnotatedElementUtils.hasAnnotation(method, Async.class)
-                || AnnotatedElementUtils.hasAnnotation(userClass, Async.class);
-        if (!async && (Future.class.isAssignableFrom(returned) || CompletionStage.class.isAssignableFrom(returned))) {
+        if (!isAsync(method, userClass) && (Future.class.isAssignableFrom(returned) || CompletionStage.class.isAssignableFrom(returned))) {
             throw new InvalidLockAnnotationException("Lock annotation on " + parser.description()
                     + ": a method returning " + returned.getSimpleName() + " may finish its work on another thread"
                     + " after it returns, and so after the release; make it @Async (the lock is then held on the"
@@ -362,6 +360,12 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
                     + ": a method returning " + returned.getSimpleName() + " hands its work to run after it returns,"
                     + " and so after the release; lock inside that work instead");
         }
+    }
+
+    /** Whether Spring runs {@code method} on an executor: {@code @Async} on it or on its class. */
+    static boolean isAsync(Method method, Class<?> userClass) {
+        return AnnotatedElementUtils.hasAnnotation(method, Async.class)
+                || AnnotatedElementUtils.hasAnnotation(userClass, Async.class);
     }
 
     /** Whether {@code type} is, extends or implements the type named {@code name}, which may be absent. */

@@ -21,8 +21,6 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.context.expression.AnnotatedElementKey;
 import org.springframework.core.MethodClassKey;
-import org.springframework.core.annotation.AnnotatedElementUtils;
-import org.springframework.scheduling.annotation.Async;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.function.SingletonSupplier;
@@ -178,10 +176,9 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
         static TargetMethod of(Method method, Class<?> targetClass) {
             Method specific = AnnotationLockOperationSource.targetMethod(method, targetClass);
             Class<?> userClass = targetClass != null ? ClassUtils.getUserClass(targetClass) : specific.getDeclaringClass();
-            boolean async = AnnotatedElementUtils.hasAnnotation(specific, Async.class)
-                    || AnnotatedElementUtils.hasAnnotation(userClass, Async.class);
             return new TargetMethod(specific, new AnnotatedElementKey(specific, targetClass),
-                    async && Future.class.isAssignableFrom(specific.getReturnType()));
+                    AnnotationLockOperationSource.isAsync(specific, userClass)
+                            && Future.class.isAssignableFrom(specific.getReturnType()));
         }
 
         /**

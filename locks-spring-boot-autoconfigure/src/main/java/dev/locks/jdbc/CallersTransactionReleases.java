@@ -94,25 +94,31 @@ final class CallersTransactionReleases {
     }
 
     /**
-     * @return whether a release now must wait for the caller's transaction; from {@code afterCommit}
-     *         the transaction still looks active, but no commit follows its work
+     * @return the caller's transaction's commit phase if a release now must wait for that transaction,
+     *         else null; from {@code afterCommit} the transaction still looks active, but no commit
+     *         follows its work
      */
-    boolean releaseWaits() {
-        return inCallersTransaction() && !CommitPhase.of(this).committed();
+    CommitPhase waitingFor() {
+        if (!inCallersTransaction()) {
+            return null;
+        }
+        CommitPhase phase = CommitPhase.of(this);
+        return phase.committed() ? null : phase;
     }
 
     /**
-     * Takes a release into the caller's transaction, where {@link #releaseWaits}.
+     * Takes a release into the caller's transaction.
      *
+     * @param phase that transaction's commit phase, from {@link #waitingFor}
      * @return whether the grant was live: deleted by the joined release, or seen by the look; true
      *         where no look is made (MySQL above READ COMMITTED) and the engine's handle answers
      */
-    boolean release(Grant grant, Duration keepFor, PendingRelease pending) {
+    boolean release(CommitPhase phase, Grant grant, Duration keepFor, PendingRelease pending) {
         // whatever becomes of the caller's transaction, the lock must not wait for its lease, nor be
         // freed before the work it guards is committed
         ReleaseAtTransactionEnd end = new ReleaseAtTransactionEnd(grant, keepFor, pending);
         TransactionSynchronizationManager.registerSynchronization(end);
-        boolean committing = CommitPhase.of(this).committing();
+        boolean committing = phase.committing();
         if (!committing) {
             // the release waits for the commit whatever follows, even if the look fails
             pending.started();

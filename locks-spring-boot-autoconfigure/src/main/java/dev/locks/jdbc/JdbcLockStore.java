@@ -850,8 +850,9 @@ public class JdbcLockStore implements LockStore {
     /** Inside a caller's transaction the release waits for its commit ({@link CallersTransactionReleases}). */
     @Override
     public boolean release(Grant grant, Duration keepFor, PendingRelease pending) {
-        if (callersTransactions.releaseWaits()) {
-            return callersTransactions.release(grant, keepFor, pending);
+        CommitPhase waitingFor = callersTransactions.waitingFor();
+        if (waitingFor != null) {
+            return callersTransactions.release(waitingFor, grant, keepFor, pending);
         }
         return transactions.autoCommitLed("release a lock", releaseWork(grant, keepFor, origin, !durableReleases, true)) > 0;
     }

@@ -19,6 +19,7 @@ import org.quartz.JobExecutionContext;
 import org.quartz.JobExecutionException;
 import org.quartz.JobKey;
 import org.quartz.JobListener;
+import org.quartz.ListenerManager;
 import org.quartz.Scheduler;
 import org.quartz.SchedulerException;
 import org.quartz.SimpleTrigger;
@@ -109,7 +110,9 @@ import dev.locks.annotation.ClusterSingleton;
  * <p>With Spring Boot the auto-configuration registers it; with plain Quartz call
  * {@link #registerWith(Scheduler)} before starting the scheduler. It is both a trigger listener (the
  * veto and the end of the run) and a job listener (a fire that another listener vetoed after this
- * one took it).
+ * one took it), and {@code registerWith} adds a scheduler listener for the fires Quartz abandons
+ * without a word to either: when a listener throws, Quartz stops the fire where it is and reports
+ * only to the scheduler listeners, and the fire's locks are freed then.
  */
 public class ClusterSingletonTriggerListener implements TriggerListener, JobListener {
 
@@ -176,8 +179,10 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
     }
 
     /**
-     * Adds this listener to a scheduler for all its triggers and jobs; call it before the scheduler starts.
-     * A scheduler with a clustered job store is left alone (see {@link #hasClusteredJobStore}).
+     * Adds this listener to a scheduler for all its triggers and jobs, with a scheduler listener that frees
+     * the locks of a fire Quartz abandons when another listener fails, and checks jobs scheduled after the
+     * scheduler started; call it before the scheduler starts. Adding it again changes nothing. A
+     * scheduler with a clustered job store is left alone (see {@link #hasClusteredJobStore}).
      *
      * @param scheduler a Quartz scheduler
      * @return true if added; false for a scheduler with a clustered job store
@@ -189,8 +194,13 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
                     CLUSTERED_STORE);
             return false;
         }
-        scheduler.getListenerManager().addTriggerListener(this);
-        scheduler.getListenerManager().addJobListener(this);
+        ListenerManager listeners = scheduler.getListenerManager();
+        listeners.addTriggerListener(this);
+        listeners.addJobListener(this);
+        if (listeners.getSchedulerListeners().stream()
+                .noneMatch(listener -> listener instanceof GuardSchedulerListener own && own.serves(this))) {
+            listeners.addSchedulerListener(new GuardSchedulerListener(this, scheduler));
+        }
         return true;
     }
 
@@ -273,7 +283,9 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
             unknown.removeIf(configured -> GuardedJobs.names(configured, key));
             if (jobs.guardOf(job).isPresent()) {
                 guarded.add(key);
-                warnAboutNodeSpecificTimes(scheduler, key);
+                for (Trigger trigger : scheduler.getTriggersOfJob(key)) {
+                    warnIfNodeSpecific(trigger);
+                }
             }
         }
         if (!guarded.isEmpty()) {
@@ -298,15 +310,37 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
         }
     }
 
-    private static void warnAboutNodeSpecificTimes(Scheduler scheduler, JobKey key) throws SchedulerException {
-        for (Trigger trigger : scheduler.getTriggersOfJob(key)) {
-            Date next = firstFireTime(trigger);
-            if (next != null && nodeSpecific(trigger, next.getTime())) {
-                log.warn("Trigger {} of guarded job {} fires at {}, which looks like the moment this node scheduled "
-                        + "it (startNow()): its fire times will differ from the other nodes' and each node will run "
-                        + "its own fires. Start it at a fixed time or one aligned to its interval, or use a cron trigger",
-                        trigger.getKey(), key, next.toInstant());
+    /**
+     * Checks a trigger scheduled after the scheduler started, which {@link #checkJobs} did not see: logs
+     * at once, rather than at its first fire, that its job cannot be guarded, and warns about fire times
+     * that depend on this node. Quartz cannot be made to refuse the trigger from a listener.
+     */
+    void checkScheduledLater(Scheduler scheduler, Trigger trigger) {
+        JobKey key = trigger.getJobKey();
+        try {
+            JobDetail job = scheduler.getJobDetail(key);
+            if (job != null && jobs.guardOf(job).isPresent()) {
+                warnIfNodeSpecific(trigger);
             }
+        }
+        catch (IllegalArgumentException ex) {
+            if (refusedJobs.add(key)) {
+                log.error("Quartz job {} was scheduled after start-up but cannot be guarded, so each of its fires "
+                        + "will be vetoed: {}", key, ex.getMessage());
+            }
+        }
+        catch (SchedulerException ex) {
+            log.debug("Could not check trigger {} of job {}: {}", trigger.getKey(), key, ex.toString());
+        }
+    }
+
+    private static void warnIfNodeSpecific(Trigger trigger) {
+        Date next = firstFireTime(trigger);
+        if (next != null && nodeSpecific(trigger, next.getTime())) {
+            log.warn("Trigger {} of guarded job {} fires at {}, which looks like the moment this node scheduled "
+                    + "it (startNow()): its fire times will differ from the other nodes' and each node will run "
+                    + "its own fires. Start it at a fixed time or one aligned to its interval, or use a cron trigger",
+                    trigger.getKey(), trigger.getJobKey(), next.toInstant());
         }
     }
 
@@ -407,7 +441,7 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
                 // Quartz refires a run its node's death cut short, with the fire's own time: the marker is that run's
                 log.info("Let {} run: Quartz recovers it after the run that took it failed", fire);
                 held.put(Thread.currentThread(),
-                        new HeldFire(context.getFireInstanceId(), fire, running, runningKey, null));
+                        new HeldFire(context, context.getRefireCount(), fire, running, runningKey, null));
                 return true;
             }
             Optional<LockHandle> marker = tryLock(guard.fireLock(context));
@@ -416,8 +450,8 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
                 releaseQuietly(running);
                 return false;
             }
-            held.put(Thread.currentThread(), new HeldFire(context.getFireInstanceId(), fire, running, runningKey,
-                    marker.get()));
+            held.put(Thread.currentThread(), new HeldFire(context, context.getRefireCount(), fire, running,
+                    runningKey, marker.get()));
             return true;
         }
         catch (RuntimeException ex) {
@@ -476,7 +510,8 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
         if (fire == null) {
             return false;
         }
-        if (fire.fireInstanceId().equals(context.getFireInstanceId())) {
+        if (fire.isOf(context)) {
+            held.replace(current, fire, fire.rerun());
             return true;
         }
         held.remove(current, fire);
@@ -486,10 +521,25 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
         return false;
     }
 
+    /**
+     * Quartz reported an error on this thread. When a listener fails, Quartz abandons the fire without the
+     * completion callbacks, so its locks are freed now rather than renewed until the thread's next fire
+     * (a running lock renewed that long would veto the job's fires on every node). A job that threw is
+     * reported the same way just before its completion, which then finds nothing left to free. A fire
+     * whose re-execution Quartz has already counted keeps its locks for it.
+     */
+    void releaseAfterError() {
+        HeldFire fire = held.get(Thread.currentThread());
+        if (fire != null && !fire.rerunDue()) {
+            log.debug("Ended {} after Quartz reported an error on its worker thread", fire.description());
+            finish(fire.context());
+        }
+    }
+
     private void finish(JobExecutionContext context) {
         Thread current = Thread.currentThread();
         HeldFire fire = held.get(current);
-        if (fire != null && fire.fireInstanceId().equals(context.getFireInstanceId()) && held.remove(current, fire)) {
+        if (fire != null && fire.isOf(context) && held.remove(current, fire)) {
             // only the engine's handles: a scoped one must be released on the thread that took it
             if (fire.running() != null && engine != null && catchUpDue(context)) {
                 keepForCatchUp(fire);

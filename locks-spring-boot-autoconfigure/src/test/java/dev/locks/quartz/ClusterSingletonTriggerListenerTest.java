@@ -53,6 +53,7 @@ import org.quartz.TriggerKey;
 import org.quartz.core.ListenerManagerImpl;
 import org.quartz.core.QuartzScheduler;
 import org.quartz.impl.jdbcjobstore.JobStoreTX;
+import org.quartz.listeners.JobListenerSupport;
 import org.quartz.listeners.TriggerListenerSupport;
 import org.quartz.simpl.SimpleThreadPool;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -378,6 +379,128 @@ class ClusterSingletonTriggerListenerTest {
         assertThat(node.locks.holders(LockKind.SINGLETON, null, marker("once", "once", start)))
                 .as("the fire counts as handled").hasSize(1);
         assertThat(node.locks.heldCount()).as("handles the listener still holds").isZero();
+    }
+
+    @Test
+    void aFireQuartzAbandonsWhenAnotherJobListenerFailsAfterTheRunLeavesNoLockRenewed() throws Exception {
+        CountDownLatch failed = new CountDownLatch(1);
+        QuartzNode node = node("node-a");
+        node.scheduler.getListenerManager().addJobListener(new JobListenerSupport() {
+            @Override
+            public String getName() {
+                return "history";
+            }
+
+            @Override
+            public void jobWasExecuted(JobExecutionContext context, JobExecutionException jobException) {
+                failed.countDown();
+                throw new IllegalStateException("history table is gone");
+            }
+        });
+        Instant start = fireOnceUntil(node, failed);
+
+        assertThat(log.runs("once")).hasSize(1);
+        assertThat(node.locks.holders(LockKind.SINGLETON, null, marker("once", "once", start)))
+                .as("the marker stays for its retention").hasSize(1);
+    }
+
+    @Test
+    void aFireQuartzAbandonsWhenAnotherTriggerListenerFailsBeforeTheRunLeavesNoLockRenewed() throws Exception {
+        CountDownLatch failed = new CountDownLatch(1);
+        QuartzNode node = node("node-a");
+        node.scheduler.getListenerManager().addTriggerListener(new TriggerListenerSupport() {
+            @Override
+            public String getName() {
+                return "maintenance-mode";
+            }
+
+            @Override
+            public boolean vetoJobExecution(Trigger trigger, JobExecutionContext context) {
+                failed.countDown();
+                throw new IllegalStateException("maintenance table is gone");
+            }
+        });
+        fireOnceUntil(node, failed);
+
+        assertThat(log.runs("once")).as("Quartz does not run a fire whose listeners failed").isEmpty();
+    }
+
+    /**
+     * Fires the one-at-a-time job {@code once} on the node, waits until a listener has failed, and checks
+     * that the guard then holds no lock for the fire: Quartz skips the completion callbacks, and before
+     * the guard heard of the error the running lock stayed renewed, vetoing the job on every node.
+     */
+    private Instant fireOnceUntil(QuartzNode node, CountDownLatch failed) throws InterruptedException {
+        Instant start = nextSecond();
+        node.schedule(job(TestJobs.OneAtATimeJob.class, "once", node.id), every(500, "once", start, 1)).start();
+        assertThat(failed.await(3, TimeUnit.SECONDS)).isTrue();
+
+        waitFor(() -> node.locks.heldCount() == 0, Duration.ofSeconds(2));
+        assertThat(node.locks.holders(LockKind.SINGLETON, null, "job:cluster.once")).isEmpty();
+        return start;
+    }
+
+    @Test
+    void aJobThatThrowsEndsItsFireAndFreesItsRunningLock() throws Exception {
+        Instant start = nextSecond();
+        QuartzNode node = node("node-a");
+        log.work(context -> {
+            throw new IllegalStateException("report failed");
+        });
+        node.schedule(job(TestJobs.OneAtATimeJob.class, "once", node.id), every(500, "once", start, 1)).start();
+        waitFor(() -> log.runs("once").size() == 1, Duration.ofSeconds(3));
+
+        waitFor(() -> node.locks.heldCount() == 0, Duration.ofSeconds(2));
+        assertThat(node.locks.holders(LockKind.SINGLETON, null, "job:cluster.once")).isEmpty();
+    }
+
+    @Test
+    void aJobThatAsksToRefireKeepsItsLocksThroughAnErrorQuartzReportsBeforeTheRerun() {
+        ClusterSingletonTriggerListener listener = new ClusterSingletonTriggerListener(node("node-a").locks);
+        JobDetail job = oneAtATimeJob();
+        Instant start = nextSecond();
+        JobExecutionContext fire = fire(job, "fire-1", start);
+        assertThat(listener.vetoJobExecution(fire.getTrigger(), fire)).isFalse();
+
+        // Quartz counts the re-execution, then fails to finish the first run (a JTA commit, say)
+        when(fire.getRefireCount()).thenReturn(1);
+        listener.releaseAfterError();
+
+        JdbcLockService locks = nodes.get(0).locks;
+        assertThat(locks.holders(LockKind.SINGLETON, null, "job:cluster.once")).hasSize(1);
+        assertThat(listener.vetoJobExecution(fire.getTrigger(), fire)).as("the rerun keeps the locks").isFalse();
+        listener.releaseAfterError();
+        assertThat(locks.holders(LockKind.SINGLETON, null, "job:cluster.once"))
+                .as("an error after the rerun started ends the fire").isEmpty();
+    }
+
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void aTriggerScheduledAfterStartUpIsCheckedWhenItIsScheduled(CapturedOutput output) throws Exception {
+        QuartzNode node = node("node-a").start();
+        Instant later = nextSecond().plusSeconds(3600);
+        node.schedule(job(TestJobs.BadLeaseJob.class, "bad", node.id), every(500, "bad", later, 1));
+        node.schedule(job(TestJobs.GuardedJob.class, "started-now", node.id),
+                every(60_000, "started-now", later.plusMillis(1234), 2));
+
+        assertThat(output.getOut())
+                .contains("Quartz job cluster.bad was scheduled after start-up but cannot be guarded")
+                .contains("lockAtMostFor")
+                .contains("Trigger cluster.started-now of guarded job cluster.started-now");
+    }
+
+    @Test
+    void registeringTheListenerTwiceAddsItOnce() throws Exception {
+        QuartzNode node = node("node-a");
+        ClusterSingletonTriggerListener listener = new ClusterSingletonTriggerListener(node.locks);
+        listener.registerWith(node.scheduler);
+        int schedulerListeners = node.scheduler.getListenerManager().getSchedulerListeners().size();
+
+        listener.registerWith(node.scheduler);
+
+        assertThat(node.scheduler.getListenerManager().getSchedulerListeners()).hasSize(schedulerListeners);
+        assertThat(node.scheduler.getListenerManager().getTriggerListeners()).filteredOn(l -> l == listener).hasSize(1);
+        assertThat(node.scheduler.getListenerManager().getJobListeners()).filteredOn(l -> l == listener).hasSize(1);
     }
 
     @Test

@@ -43,10 +43,16 @@ class SchedulerListenerCheck implements SmartInitializingSingleton {
                 listeners.removeTriggerListener(name);
                 listeners.removeJobListener(name);
             }
-            else if (listeners.getTriggerListener(name) != listener || listeners.getJobListener(name) != listener) {
+            else {
+                boolean missing = listeners.getTriggerListener(name) != listener
+                        || listeners.getJobListener(name) != listener;
+                // also adds the scheduler listener, which needs the scheduler and so cannot come from a customizer
                 listener.registerWith(scheduler);
-                log.info("Added the cluster-singleton listener to Quartz scheduler '{}' (it was built without Spring "
-                        + "Boot's customizers, or a customizer replaced the global listeners)", scheduler.getSchedulerName());
+                if (missing) {
+                    log.info("Added the cluster-singleton listener to Quartz scheduler '{}' (it was built without Spring "
+                            + "Boot's customizers, or a customizer replaced the global listeners)",
+                            scheduler.getSchedulerName());
+                }
             }
             listener.checkJobs(scheduler);
         }

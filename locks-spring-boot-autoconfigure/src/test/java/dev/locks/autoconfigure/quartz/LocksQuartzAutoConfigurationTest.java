@@ -79,6 +79,9 @@ class LocksQuartzAutoConfigurationTest {
                     .isSameAs(listener);
             assertThat(scheduler.getListenerManager().getJobListener(ClusterSingletonTriggerListener.NAME))
                     .isSameAs(listener);
+            assertThat(scheduler.getListenerManager().getSchedulerListeners())
+                    .as("the listener that frees the locks of fires Quartz abandons")
+                    .filteredOn(l -> l.getClass().getSimpleName().equals("GuardSchedulerListener")).hasSize(1);
         });
     }
 

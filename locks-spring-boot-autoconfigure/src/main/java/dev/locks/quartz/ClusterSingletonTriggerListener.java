@@ -10,8 +10,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import org.quartz.JobDetail;
@@ -151,6 +151,11 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
 
     // running locks kept after a run that outlasted the job's next fire time, for that fire
     private final Map<String, HeldFire> keptForCatchUp = new ConcurrentHashMap<>();
+
+    // frees a kept lock whose fire never came: a release waits for the database, and must not hold up
+    // the common pool (CompletableFuture's timer runs there on more than two cores), which the whole
+    // application shares
+    private final ScheduledThreadPoolExecutor catchUpExpiry = catchUpExpiry();
 
     /** Jobs whose fires were refused for their annotations or settings, reported once each. */
     private final Set<JobKey> refusedJobs = ConcurrentHashMap.newKeySet();
@@ -594,11 +599,23 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
             earlier.releaseRunning();
         }
         // keyed by this keep, so that a later keep of the same handle is not released early
-        CompletableFuture.delayedExecutor(CATCH_UP_WAIT.toMillis(), TimeUnit.MILLISECONDS).execute(() -> {
+        catchUpExpiry.schedule(() -> {
             if (keptForCatchUp.remove(fire.runningKey(), fire)) {
                 fire.releaseRunning();
             }
+        }, CATCH_UP_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** One daemon thread, there only while a kept lock waits for its fire. */
+    private static ScheduledThreadPoolExecutor catchUpExpiry() {
+        ScheduledThreadPoolExecutor expiry = new ScheduledThreadPoolExecutor(1, task -> {
+            Thread thread = new Thread(task, "locks-quartz-catch-up");
+            thread.setDaemon(true);
+            return thread;
         });
+        expiry.setKeepAliveTime(CATCH_UP_WAIT.multipliedBy(2).toMillis(), TimeUnit.MILLISECONDS);
+        expiry.allowCoreThreadTimeOut(true);
+        return expiry;
     }
 
     /** The running lock a run of the job left for this fire, if it is still held. */

@@ -4,20 +4,37 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.locks.ReentrantLock;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
 import dev.locks.DefaultLockService;
 import dev.locks.HolderQuery;
+import dev.locks.LockHandle;
+import dev.locks.LockRequest;
 
 /**
- * The {@code locks} health: DOWN when the lock store cannot be reached or its tables cannot be read;
- * otherwise UP with the difference between this JVM's clock and the database's. A difference above
- * the warning threshold adds a {@code warning} detail but leaves the status UP: leases are measured
- * in database time only, so a skewed JVM clock misleads log readers, not the locks.
+ * The {@code locks} health: DOWN when the lock store cannot be reached, its tables cannot be read, or
+ * (with the lock probe, the default) this node cannot take and release a lock; otherwise UP with the
+ * difference between this JVM's clock and the database's. A difference above the warning threshold
+ * adds a {@code warning} detail but leaves the status UP: leases are measured in database time only,
+ * so a skewed JVM clock misleads log readers, not the locks.
+ *
+ * <p>The lock probe is the singleton {@code locks-health:<node id>}, taken without waiting and
+ * released at once. Reads alone pass where no lock can be granted: a database switched to read-only
+ * by a fail-over, a user without write grants, a table of the schema missing that only grants use.
+ * The probe is seen like any lock by listeners, metrics and the {@code locks} endpoint while held.
  */
 public class LocksHealthIndicator extends AbstractHealthIndicator {
+
+    /** Before the node id, the name of the singleton the lock probe takes. */
+    public static final String PROBE_PREFIX = "locks-health:";
+
+    // long enough that the watchdog need not renew it, short enough that a probe whose release failed
+    // leaves the next checks busy only briefly
+    private static final Duration PROBE_LEASE = Duration.ofSeconds(30);
 
     /** One statement over both the held and the waiting table, so that either missing shows. */
     private static final HolderQuery ONE_ROW = new HolderQuery(null, null, null, null, 1, true);
@@ -28,24 +45,31 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
 
     private final Clock clock;
 
+    private final boolean lockProbe;
+
+    // one probe at a time in this JVM: two health checks at once would find each other's probe busy
+    private final ReentrantLock probing = new ReentrantLock();
+
     /**
      * @param locks the lock service
      * @param clockSkewWarning a clock difference above which a warning is reported
      */
     public LocksHealthIndicator(DefaultLockService locks, Duration clockSkewWarning) {
-        this(locks, clockSkewWarning, Clock.systemUTC());
+        this(locks, clockSkewWarning, Clock.systemUTC(), true);
     }
 
     /**
      * @param locks the lock service
      * @param clockSkewWarning a clock difference above which a warning is reported
      * @param clock this JVM's clock
+     * @param lockProbe whether each check takes and releases this node's probe lock
      */
-    public LocksHealthIndicator(DefaultLockService locks, Duration clockSkewWarning, Clock clock) {
+    public LocksHealthIndicator(DefaultLockService locks, Duration clockSkewWarning, Clock clock, boolean lockProbe) {
         super("Lock store health check failed");
         this.locks = Objects.requireNonNull(locks, "locks");
         this.clockSkewWarning = Objects.requireNonNull(clockSkewWarning, "clockSkewWarning");
         this.clock = Objects.requireNonNull(clock, "clock");
+        this.lockProbe = lockProbe;
     }
 
     @Override
@@ -69,6 +93,9 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
                     .withDetail("error", ex.getMessage());
             return;
         }
+        if (lockProbe && !probeLock(builder)) {
+            return;
+        }
         // the database read its clock somewhere between sending and receiving: compare with the middle
         Instant jvmTime = sent.plus(Duration.between(sent, received).dividedBy(2));
         Duration skew = Duration.between(jvmTime, databaseTime);
@@ -84,6 +111,41 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
             builder.withDetail("warning", "The database clock is " + skew.abs().toMillis() + " ms "
                     + (skew.isNegative() ? "behind" : "ahead of") + " this JVM's, more than " + clockSkewWarning
                     + "; leases use only the database clock, but log and JVM times will disagree with lock times");
+        }
+    }
+
+    /**
+     * Takes and releases this node's probe lock.
+     *
+     * @return false if that failed, and the builder says DOWN and why
+     */
+    private boolean probeLock(Health.Builder builder) {
+        if (!probing.tryLock()) {
+            builder.withDetail("lockProbe", "skipped: another health check of this node is probing");
+            return true;
+        }
+        String name = PROBE_PREFIX + locks.settings().nodeId();
+        try {
+            long start = System.nanoTime();
+            Optional<LockHandle> probe = locks.tryAcquire(LockRequest.singleton(name).lease(PROBE_LEASE).build());
+            if (probe.isEmpty()) {
+                // the grant's reads ran; a probe left by a failed release lapses with its lease
+                builder.withDetail("lockProbe", "busy: " + name + " is held, by a probe whose release failed or by "
+                        + "another node with this node id");
+                return true;
+            }
+            probe.get().release();
+            builder.withDetail("lockProbe", "granted and released")
+                    .withDetail("lockProbeMillis", Duration.ofNanos(System.nanoTime() - start).toMillis());
+            return true;
+        }
+        catch (RuntimeException ex) {
+            builder.down().withDetail("store", "reachable").withDetail("lockProbe", "failed")
+                    .withDetail("error", ex.getMessage());
+            return false;
+        }
+        finally {
+            probing.unlock();
         }
     }
 }

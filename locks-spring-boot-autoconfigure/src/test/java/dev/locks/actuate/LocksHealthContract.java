@@ -4,11 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+
+import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
 import org.junit.jupiter.api.AfterAll;
@@ -19,8 +23,12 @@ import org.junit.jupiter.api.TestInstance;
 
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
+import dev.locks.LockHandle;
+import dev.locks.LockKind;
+import dev.locks.LockRequest;
 import dev.locks.LockSettings;
 import dev.locks.jdbc.JdbcLockService;
 import dev.locks.jdbc.SqlDialect;
@@ -85,7 +93,8 @@ abstract class LocksHealthContract {
         assertThat(health.getStatus()).isEqualTo(Status.UP);
         assertThat(health.getDetails()).containsEntry("store", "reachable").containsEntry("schema", "present")
                 .containsEntry("node", "node-h").containsEntry("heldByThisNode", 0).containsEntry("waitingOnThisNode", 0)
-                .containsKeys("databaseTime", "jvmTime", "clockSkewMillis").doesNotContainKey("warning");
+                .containsEntry("lockProbe", "granted and released")
+                .containsKeys("databaseTime", "jvmTime", "clockSkewMillis", "lockProbeMillis").doesNotContainKey("warning");
         // the database runs on this machine: its clock is this JVM's
         Instant databaseTime = Instant.parse((String) health.getDetails().get("databaseTime"));
         assertThat(databaseTime).isBetween(before.minusSeconds(2), after.plusSeconds(2));
@@ -97,7 +106,7 @@ abstract class LocksHealthContract {
     void warnsButStaysUpWhenTheClocksDifferByMoreThanTheThreshold() {
         JdbcLockService locks = service(pool, prefix);
         Clock jvmTenSecondsBehind = Clock.offset(Clock.systemUTC(), Duration.ofSeconds(-10));
-        Health health = new LocksHealthIndicator(locks, FIVE_SECONDS, jvmTenSecondsBehind).health();
+        Health health = new LocksHealthIndicator(locks, FIVE_SECONDS, jvmTenSecondsBehind, true).health();
 
         assertThat(health.getStatus()).isEqualTo(Status.UP);
         assertThat((Long) health.getDetails().get("clockSkewMillis")).isBetween(8_000L, 12_000L);
@@ -108,7 +117,7 @@ abstract class LocksHealthContract {
     void reportsAClockBehindTheJvmAsBehind() {
         JdbcLockService locks = service(pool, prefix);
         Clock jvmTenSecondsAhead = Clock.offset(Clock.systemUTC(), Duration.ofSeconds(10));
-        Health health = new LocksHealthIndicator(locks, FIVE_SECONDS, jvmTenSecondsAhead).health();
+        Health health = new LocksHealthIndicator(locks, FIVE_SECONDS, jvmTenSecondsAhead, true).health();
 
         assertThat((Long) health.getDetails().get("clockSkewMillis")).isBetween(-12_000L, -8_000L);
         assertThat((String) health.getDetails().get("warning")).contains("behind this JVM's");
@@ -139,6 +148,87 @@ abstract class LocksHealthContract {
         }
         finally {
             TestDatabase.dropTables(pool, partial);
+        }
+    }
+
+    @Test
+    void theLockProbeLeavesNoLockBehind() {
+        JdbcLockService locks = service(pool, prefix);
+        new LocksHealthIndicator(locks, FIVE_SECONDS).health();
+
+        assertThat(locks.holders(LockKind.SINGLETON, null, LocksHealthIndicator.PROBE_PREFIX + "node-h")).isEmpty();
+        assertThat(locks.heldCount()).isZero();
+    }
+
+    /** Where grants use a table that the health's reads do not (H2 and MySQL: {@code node}). */
+    protected void assertDownWhenTheTableOnlyGrantsUseIsMissing() throws SQLException {
+        String partial = TestDatabase.uniquePrefix();
+        JdbcLockService.builder(pool).tablePrefix(partial).createSchema(true).build().close();
+        try {
+            try (var connection = pool.getConnection(); var statement = connection.createStatement()) {
+                statement.execute("DROP TABLE " + partial + "node");
+            }
+            Health health = new LocksHealthIndicator(service(pool, partial), FIVE_SECONDS).health();
+
+            assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+            assertThat(health.getDetails()).containsEntry("store", "reachable").containsEntry("lockProbe", "failed")
+                    .containsKey("error");
+        }
+        finally {
+            TestDatabase.dropTables(pool, partial);
+        }
+    }
+
+    @Test
+    void staysUpSayingBusyWhenAnotherNodeWithItsIdHoldsTheProbe() {
+        JdbcLockService locks = service(pool, prefix);
+        try (LockHandle held = service(pool, prefix).acquire(
+                LockRequest.singleton(LocksHealthIndicator.PROBE_PREFIX + "node-h").build())) {
+            Health health = new LocksHealthIndicator(locks, FIVE_SECONDS).health();
+
+            assertThat(health.getStatus()).isEqualTo(Status.UP);
+            assertThat((String) health.getDetails().get("lockProbe")).startsWith("busy: locks-health:node-h is held");
+        }
+    }
+
+    /**
+     * A database that reads but refuses writes, as a fail-over to a replica can leave it.
+     *
+     * @param readOnlySession the statement that makes a session of this database read-only
+     */
+    protected void assertDownWhenTheDatabaseIsReadOnly(String readOnlySession) {
+        Health health = healthOnReadOnlySessions(readOnlySession, true);
+
+        assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+        assertThat(health.getDetails()).containsEntry("store", "reachable").containsEntry("lockProbe", "failed");
+        assertThat((String) health.getDetails().get("error")).containsIgnoringCase("read");
+    }
+
+    /** Without the lock probe only reads are checked, and a read-only database passes them. */
+    protected void assertUpWithoutTheLockProbeWhenTheDatabaseIsReadOnly(String readOnlySession) {
+        Health health = healthOnReadOnlySessions(readOnlySession, false);
+
+        assertThat(health.getStatus()).isEqualTo(Status.UP);
+        assertThat(health.getDetails()).doesNotContainKey("lockProbe");
+    }
+
+    private Health healthOnReadOnlySessions(String readOnlySession, boolean lockProbe) {
+        // a pool of its own: the session setting stays with the connection
+        try (HikariDataSource ownPool = database().newPool(2)) {
+            DataSource readOnly = new DelegatingDataSource(ownPool) {
+                @Override
+                public Connection getConnection() throws SQLException {
+                    Connection connection = super.getConnection();
+                    try (var statement = connection.createStatement()) {
+                        statement.execute(readOnlySession);
+                    }
+                    return connection;
+                }
+            };
+            try (JdbcLockService locks = JdbcLockService.builder(readOnly).dialect(dialect()).tablePrefix(prefix)
+                    .settings(LockSettings.builder().nodeId("node-h").purgeInterval(null).build()).build()) {
+                return new LocksHealthIndicator(locks, FIVE_SECONDS, Clock.systemUTC(), lockProbe).health();
+            }
         }
     }
 

@@ -1,5 +1,7 @@
 package dev.locks.actuate;
 
+import org.junit.jupiter.api.Test;
+
 import dev.locks.jdbc.H2Dialect;
 import dev.locks.jdbc.SqlDialect;
 import dev.locks.testing.TestDatabase;
@@ -20,5 +22,10 @@ class LocksHealthOnH2Test extends LocksHealthContract {
     @Override
     protected String urlOnClosedPort(int port) {
         return "jdbc:h2:tcp://127.0.0.1:" + port + "/mem:locks";
+    }
+
+    @Test
+    void isDownWhenTheTableOnlyGrantsUseIsMissing() throws Exception {
+        assertDownWhenTheTableOnlyGrantsUseIsMissing();
     }
 }

@@ -1,11 +1,18 @@
 package dev.locks.actuate;
 
+import org.junit.jupiter.api.Test;
+
 import dev.locks.jdbc.MySqlDialect;
 import dev.locks.jdbc.SqlDialect;
 import dev.locks.testing.TestDatabase;
 
 /** The {@code locks} health on MySQL and MariaDB. */
-class LocksHealthOnMySqlTest extends LocksHealthContract {
+class LocksHealthOnMySqlTest extends ReadOnlyDatabaseHealthContract {
+
+    @Override
+    protected String readOnlySession() {
+        return "SET SESSION TRANSACTION READ ONLY";
+    }
 
     @Override
     protected TestDatabase database() {
@@ -20,5 +27,10 @@ class LocksHealthOnMySqlTest extends LocksHealthContract {
     @Override
     protected String urlOnClosedPort(int port) {
         return "jdbc:mysql://127.0.0.1:" + port + "/test?connectTimeout=2000";
+    }
+
+    @Test
+    void isDownWhenTheTableOnlyGrantsUseIsMissing() throws Exception {
+        assertDownWhenTheTableOnlyGrantsUseIsMissing();
     }
 }

@@ -5,7 +5,12 @@ import dev.locks.jdbc.SqlDialect;
 import dev.locks.testing.TestDatabase;
 
 /** The {@code locks} health on PostgreSQL. */
-class LocksHealthOnPostgresTest extends LocksHealthContract {
+class LocksHealthOnPostgresTest extends ReadOnlyDatabaseHealthContract {
+
+    @Override
+    protected String readOnlySession() {
+        return "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY";
+    }
 
     @Override
     protected TestDatabase database() {

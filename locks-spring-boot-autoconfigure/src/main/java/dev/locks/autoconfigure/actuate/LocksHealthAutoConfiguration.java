@@ -1,5 +1,7 @@
 package dev.locks.autoconfigure.actuate;
 
+import java.time.Clock;
+
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -27,6 +29,7 @@ public class LocksHealthAutoConfiguration {
     @ConditionalOnEnabledHealthIndicator("locks")
     @ConditionalOnMissingBean(name = "locksHealthIndicator")
     LocksHealthIndicator locksHealthIndicator(DefaultLockService locks, LocksHealthProperties properties) {
-        return new LocksHealthIndicator(locks, properties.getClockSkewWarning());
+        return new LocksHealthIndicator(locks, properties.getClockSkewWarning(), Clock.systemUTC(),
+                properties.isLockProbe());
     }
 }

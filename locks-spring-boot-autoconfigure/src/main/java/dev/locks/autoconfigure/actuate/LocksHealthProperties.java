@@ -16,6 +16,21 @@ public class LocksHealthProperties {
      */
     private Duration clockSkewWarning = Duration.ofSeconds(5);
 
+    /**
+     * Whether each health check takes and releases a lock of this node's ({@code locks-health:<node id>}),
+     * so that a database where locks cannot be granted (read-only after a fail-over, no write grants)
+     * shows DOWN. Two statements per check; the probe shows in listeners, metrics and the locks endpoint.
+     */
+    private boolean lockProbe = true;
+
+    public boolean isLockProbe() {
+        return lockProbe;
+    }
+
+    public void setLockProbe(boolean lockProbe) {
+        this.lockProbe = lockProbe;
+    }
+
     public Duration getClockSkewWarning() {
         return clockSkewWarning;
     }

@@ -114,6 +114,15 @@ class LocksActuatorAutoConfigurationTest {
     }
 
     @Test
+    void theHealthTakesAProbeLockUnlessTurnedOff() {
+        application().run(context -> assertThat(context.getBean(LocksHealthIndicator.class).health().getDetails())
+                .containsEntry("lockProbe", "granted and released"));
+        application().withPropertyValues("locks.health.lock-probe=false")
+                .run(context -> assertThat(context.getBean(LocksHealthIndicator.class).health().getDetails())
+                        .containsEntry("schema", "present").doesNotContainKey("lockProbe"));
+    }
+
+    @Test
     void createsNoHealthIndicatorWhenDisabled() {
         application().withPropertyValues("management.health.locks.enabled=false")
                 .run(context -> assertThat(context).doesNotHaveBean(LocksHealthIndicator.class));

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
@@ -36,6 +37,9 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
     // leaves the next checks busy only briefly
     private static final Duration PROBE_LEASE = Duration.ofSeconds(30);
 
+    /** How long a check waits for another check's probe: a probe that takes longer means the store fails. */
+    private static final Duration PROBE_QUEUE_WAIT = Duration.ofSeconds(10);
+
     /** One statement over both the held and the waiting table, so that either missing shows. */
     private static final HolderQuery ONE_ROW = new HolderQuery(null, null, null, null, 1, true);
 
@@ -50,12 +54,27 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
     // one probe at a time in this JVM: two health checks at once would find each other's probe busy
     private final ReentrantLock probing = new ReentrantLock();
 
+    // until when a probe of this JVM whose release failed may still hold the probe lock (nanoTime), so
+    // that finding it busy then is no sign of health; guarded by probing
+    private long ownProbeLeftUntil;
+
+    private boolean ownProbeLeft;
+
     /**
      * @param locks the lock service
      * @param clockSkewWarning a clock difference above which a warning is reported
      */
     public LocksHealthIndicator(DefaultLockService locks, Duration clockSkewWarning) {
         this(locks, clockSkewWarning, Clock.systemUTC(), true);
+    }
+
+    /**
+     * @param locks the lock service
+     * @param clockSkewWarning a clock difference above which a warning is reported
+     * @param clock this JVM's clock
+     */
+    public LocksHealthIndicator(DefaultLockService locks, Duration clockSkewWarning, Clock clock) {
+        this(locks, clockSkewWarning, clock, true);
     }
 
     /**
@@ -120,26 +139,39 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
      * @return false if that failed, and the builder says DOWN and why
      */
     private boolean probeLock(Health.Builder builder) {
-        if (!probing.tryLock()) {
-            builder.withDetail("lockProbe", "skipped: another health check of this node is probing");
-            return true;
+        try {
+            // a check that overlaps another probes after it, rather than report a probe it did not make
+            if (!probing.tryLock(PROBE_QUEUE_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
+                builder.down().withDetail("store", "reachable").withDetail("lockProbe", "timed out: another health "
+                        + "check's probe has not finished in " + PROBE_QUEUE_WAIT.toSeconds() + " s");
+                return false;
+            }
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            builder.unknown().withDetail("lockProbe", "interrupted");
+            return false;
         }
         String name = PROBE_PREFIX + locks.settings().nodeId();
+        LockHandle taken = null;
         try {
             long start = System.nanoTime();
             Optional<LockHandle> probe = locks.tryAcquire(LockRequest.singleton(name).lease(PROBE_LEASE).build());
             if (probe.isEmpty()) {
-                // the grant's reads ran; a probe left by a failed release lapses with its lease
-                builder.withDetail("lockProbe", "busy: " + name + " is held, by a probe whose release failed or by "
-                        + "another node with this node id");
-                return true;
+                return probeBusy(builder, name);
             }
-            probe.get().release();
+            taken = probe.get();
+            taken.release();
+            ownProbeLeft = false;
             builder.withDetail("lockProbe", "granted and released")
                     .withDetail("lockProbeMillis", Duration.ofNanos(System.nanoTime() - start).toMillis());
             return true;
         }
         catch (RuntimeException ex) {
+            if (taken != null) {
+                ownProbeLeft = true;
+                ownProbeLeftUntil = System.nanoTime() + PROBE_LEASE.toNanos();
+            }
             builder.down().withDetail("store", "reachable").withDetail("lockProbe", "failed")
                     .withDetail("error", ex.getMessage());
             return false;
@@ -147,5 +179,20 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
         finally {
             probing.unlock();
         }
+    }
+
+    /**
+     * The probe lock is held. The grant's reads ran, but its writes may not have: while a probe of this
+     * JVM that could not be released may still hold it, that is no sign that grants work again.
+     */
+    private boolean probeBusy(Health.Builder builder, String name) {
+        if (ownProbeLeft && System.nanoTime() - ownProbeLeftUntil < 0) {
+            builder.down().withDetail("store", "reachable").withDetail("lockProbe", "busy: " + name
+                    + " is still held by this node's earlier probe, whose release failed");
+            return false;
+        }
+        builder.withDetail("lockProbe", "busy: " + name + " is held, by a probe whose release failed or by another "
+                + "node with this node id");
+        return true;
     }
 }

@@ -11,6 +11,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
@@ -114,7 +115,7 @@ import dev.locks.annotation.ClusterSingleton;
  * without a word to either: when a listener throws, Quartz stops the fire where it is and reports
  * only to the scheduler listeners, and the fire's locks are freed then.
  */
-public class ClusterSingletonTriggerListener implements TriggerListener, JobListener {
+public class ClusterSingletonTriggerListener implements TriggerListener, JobListener, AutoCloseable {
 
     /** The name under which it is registered with Quartz. */
     public static final String NAME = ClusterSingletonTriggerListener.class.getName();
@@ -186,8 +187,9 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
     /**
      * Adds this listener to a scheduler for all its triggers and jobs, with a scheduler listener that frees
      * the locks of a fire Quartz abandons when another listener fails, and checks jobs scheduled after the
-     * scheduler started; call it before the scheduler starts. Adding it again changes nothing. A
-     * scheduler with a clustered job store is left alone (see {@link #hasClusteredJobStore}).
+     * scheduler was checked or started; call it before the scheduler starts. Adding it again changes
+     * nothing, and keeps matchers set on it. A scheduler with a clustered job store is left alone (see
+     * {@link #hasClusteredJobStore}).
      *
      * @param scheduler a Quartz scheduler
      * @return true if added; false for a scheduler with a clustered job store
@@ -200,13 +202,24 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
             return false;
         }
         ListenerManager listeners = scheduler.getListenerManager();
-        listeners.addTriggerListener(this);
-        listeners.addJobListener(this);
-        if (listeners.getSchedulerListeners().stream()
-                .noneMatch(listener -> listener instanceof GuardSchedulerListener own && own.serves(this))) {
+        // added only where missing, so that matchers a caller set on them stay
+        if (listeners.getTriggerListener(NAME) != this) {
+            listeners.addTriggerListener(this);
+        }
+        if (listeners.getJobListener(NAME) != this) {
+            listeners.addJobListener(this);
+        }
+        if (ownSchedulerListener(scheduler).isEmpty()) {
             listeners.addSchedulerListener(new GuardSchedulerListener(this, scheduler));
         }
         return true;
+    }
+
+    private Optional<GuardSchedulerListener> ownSchedulerListener(Scheduler scheduler) throws SchedulerException {
+        return scheduler.getListenerManager().getSchedulerListeners().stream()
+                .filter(listener -> listener instanceof GuardSchedulerListener own && own.serves(this))
+                .map(GuardSchedulerListener.class::cast)
+                .findFirst();
     }
 
     /**
@@ -301,6 +314,8 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
             log.warn("Configured Quartz job keys {} name no job of scheduler '{}' (yet): expected group.name, or name "
                     + "for the DEFAULT group", unknown, scheduler.getSchedulerName());
         }
+        // from now on the scheduler listener checks each trigger as it is scheduled
+        ownSchedulerListener(scheduler).ifPresent(GuardSchedulerListener::checked);
         return guarded;
     }
 
@@ -316,12 +331,16 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
     }
 
     /**
-     * Checks a trigger scheduled after the scheduler started, which {@link #checkJobs} did not see: logs
-     * at once, rather than at its first fire, that its job cannot be guarded, and warns about fire times
-     * that depend on this node. Quartz cannot be made to refuse the trigger from a listener.
+     * Checks a trigger scheduled after {@link #checkJobs} or the scheduler's start: logs at once, rather
+     * than at its first fire, that its job cannot be guarded, and warns about fire times that depend on
+     * this node. Quartz cannot be made to refuse the trigger from a listener.
      */
     void checkScheduledLater(Scheduler scheduler, Trigger trigger) {
         JobKey key = trigger.getJobKey();
+        if (isManualRun(trigger)) {
+            // Scheduler.triggerJob: one run now, on this node only, which no other node fires
+            return;
+        }
         try {
             JobDetail job = scheduler.getJobDetail(key);
             if (job != null && jobs.guardOf(job).isPresent()) {
@@ -330,13 +349,18 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
         }
         catch (IllegalArgumentException ex) {
             if (refusedJobs.add(key)) {
-                log.error("Quartz job {} was scheduled after start-up but cannot be guarded, so each of its fires "
+                log.error("Quartz job {} was scheduled after the start-up check but cannot be guarded, so each of its fires "
                         + "will be vetoed: {}", key, ex.getMessage());
             }
         }
         catch (SchedulerException ex) {
             log.debug("Could not check trigger {} of job {}: {}", trigger.getKey(), key, ex.toString());
         }
+    }
+
+    /** The trigger {@code Scheduler.triggerJob} makes: {@code MT_} and a random name, in the default group. */
+    private static boolean isManualRun(Trigger trigger) {
+        return Scheduler.DEFAULT_GROUP.equals(trigger.getKey().getGroup()) && trigger.getKey().getName().startsWith("MT_");
     }
 
     private static void warnIfNodeSpecific(Trigger trigger) {
@@ -446,7 +470,7 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
                 // Quartz refires a run its node's death cut short, with the fire's own time: the marker is that run's
                 log.info("Let {} run: Quartz recovers it after the run that took it failed", fire);
                 held.put(Thread.currentThread(),
-                        new HeldFire(context, context.getRefireCount(), fire, running, runningKey, null));
+                        new HeldFire(context, fire, running, runningKey, null));
                 return true;
             }
             Optional<LockHandle> marker = tryLock(guard.fireLock(context));
@@ -455,8 +479,8 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
                 releaseQuietly(running);
                 return false;
             }
-            held.put(Thread.currentThread(), new HeldFire(context, context.getRefireCount(), fire, running,
-                    runningKey, marker.get()));
+            held.put(Thread.currentThread(), new HeldFire(context, fire, running, runningKey,
+                    marker.get()));
             return true;
         }
         catch (RuntimeException ex) {
@@ -516,7 +540,6 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
             return false;
         }
         if (fire.isOf(context)) {
-            held.replace(current, fire, fire.rerun());
             return true;
         }
         held.remove(current, fire);
@@ -530,12 +553,14 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
      * Quartz reported an error on this thread. When a listener fails, Quartz abandons the fire without the
      * completion callbacks, so its locks are freed now rather than renewed until the thread's next fire
      * (a running lock renewed that long would veto the job's fires on every node). A job that threw is
-     * reported the same way just before its completion, which then finds nothing left to free. A fire
-     * whose re-execution Quartz has already counted keeps its locks for it.
+     * reported the same way just before its completion, which then finds nothing left to free. The
+     * locks go even when the job had asked to be re-executed: Quartz abandons that re-execution too
+     * when a listener fails, and only a JTA job's failed commit would let it come, to be vetoed by its
+     * own marker (at most once).
      */
     void releaseAfterError() {
         HeldFire fire = held.get(Thread.currentThread());
-        if (fire != null && !fire.rerunDue()) {
+        if (fire != null) {
             log.debug("Ended {} after Quartz reported an error on its worker thread", fire.description());
             finish(fire.context());
         }
@@ -599,11 +624,33 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
             earlier.releaseRunning();
         }
         // keyed by this keep, so that a later keep of the same handle is not released early
-        catchUpExpiry.schedule(() -> {
+        Runnable expire = () -> {
             if (keptForCatchUp.remove(fire.runningKey(), fire)) {
                 fire.releaseRunning();
             }
-        }, CATCH_UP_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        };
+        try {
+            catchUpExpiry.schedule(expire, CATCH_UP_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        }
+        catch (RejectedExecutionException closed) {
+            // the listener is closed: no fire will come for it
+            expire.run();
+        }
+    }
+
+    /**
+     * Frees the running locks kept for fires Quartz held back, and stops the thread that would free
+     * them later; call it once the schedulers it guards have shut down, before the lock service closes
+     * (Spring does, as the bean is destroyed). A run that ends afterwards keeps nothing for later.
+     */
+    @Override
+    public void close() {
+        catchUpExpiry.shutdownNow();
+        keptForCatchUp.forEach((key, fire) -> {
+            if (keptForCatchUp.remove(key, fire)) {
+                fire.releaseRunning();
+            }
+        });
     }
 
     /** One daemon thread, there only while a kept lock waits for its fire. */

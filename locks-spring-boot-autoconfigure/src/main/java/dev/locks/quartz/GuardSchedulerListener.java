@@ -16,6 +16,9 @@ final class GuardSchedulerListener extends SchedulerListenerSupport {
 
     private final Scheduler scheduler;
 
+    // the guard's check has seen the scheduler's jobs: later triggers are checked as they come
+    private volatile boolean checked;
+
     GuardSchedulerListener(ClusterSingletonTriggerListener guard, Scheduler scheduler) {
         this.guard = guard;
         this.scheduler = scheduler;
@@ -24,6 +27,11 @@ final class GuardSchedulerListener extends SchedulerListenerSupport {
     /** Whether it reports to this guard, so that registering the guard twice adds it once. */
     boolean serves(ClusterSingletonTriggerListener candidate) {
         return guard == candidate;
+    }
+
+    /** The guard checked the scheduler's jobs; triggers scheduled from now on are checked one by one. */
+    void checked() {
+        checked = true;
     }
 
     @Override
@@ -35,8 +43,8 @@ final class GuardSchedulerListener extends SchedulerListenerSupport {
     @Override
     public void jobScheduled(Trigger trigger) {
         try {
-            if (!scheduler.isStarted()) {
-                // the start-up check sees it with the rest
+            if (!checked && !scheduler.isStarted()) {
+                // the guard's check of the scheduler's jobs, still to come, sees it with the rest
                 return;
             }
         }

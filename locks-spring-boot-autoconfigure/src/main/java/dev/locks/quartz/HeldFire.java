@@ -10,8 +10,6 @@ import dev.locks.LockHandle;
  * The locks one node holds for one fire of a guarded job, from the veto vote to the end of the run.
  *
  * @param context the fire on this node, as Quartz passes it to the listeners
- * @param refires how many times Quartz had re-executed the fire when the listener last let it run: a
- *                higher count in the context means that a re-execution is on its way
  * @param description the job and scheduled fire time, for logs
  * @param running the job's running lock, or null when runs may overlap
  * @param runningKey the job and the running lock's tenant, under which a running lock waits for the
@@ -19,7 +17,7 @@ import dev.locks.LockHandle;
  * @param marker the fire's marker, kept after release until its retention has passed; null for a fire
  *               Quartz recovers, whose marker the failed run took
  */
-record HeldFire(JobExecutionContext context, int refires, String description, LockHandle running, String runningKey,
+record HeldFire(JobExecutionContext context, String description, LockHandle running, String runningKey,
         LockHandle marker) {
 
     private static final Logger log = LoggerFactory.getLogger(HeldFire.class);
@@ -27,16 +25,6 @@ record HeldFire(JobExecutionContext context, int refires, String description, Lo
     /** Whether these are the locks of that fire (Quartz's id of the fire on this node). */
     boolean isOf(JobExecutionContext fire) {
         return context.getFireInstanceId().equals(fire.getFireInstanceId());
-    }
-
-    /** The same locks, let run again for a re-execution the job asked for. */
-    HeldFire rerun() {
-        return new HeldFire(context, context.getRefireCount(), description, running, runningKey, marker);
-    }
-
-    /** Whether Quartz counted a re-execution since the listener last let the fire run. */
-    boolean rerunDue() {
-        return context.getRefireCount() > refires;
     }
 
     /** Frees the running lock at once and leaves the marker to lapse after its retention. */

@@ -40,6 +40,7 @@ import org.quartz.JobDetail;
 import org.quartz.JobExecutionContext;
 import org.quartz.JobExecutionException;
 import org.quartz.JobKey;
+import org.quartz.ListenerManager;
 import org.quartz.Scheduler;
 import org.quartz.SchedulerException;
 import org.quartz.SchedulerMetaData;
@@ -50,9 +51,11 @@ import org.quartz.Trigger.CompletedExecutionInstruction;
 import org.quartz.Trigger.TriggerState;
 import org.quartz.TriggerBuilder;
 import org.quartz.TriggerKey;
+import org.quartz.TriggerListener;
 import org.quartz.core.ListenerManagerImpl;
 import org.quartz.core.QuartzScheduler;
 import org.quartz.impl.jdbcjobstore.JobStoreTX;
+import org.quartz.impl.matchers.GroupMatcher;
 import org.quartz.listeners.JobListenerSupport;
 import org.quartz.listeners.TriggerListenerSupport;
 import org.quartz.simpl.SimpleThreadPool;
@@ -455,23 +458,39 @@ class ClusterSingletonTriggerListenerTest {
     }
 
     @Test
-    void aJobThatAsksToRefireKeepsItsLocksThroughAnErrorQuartzReportsBeforeTheRerun() {
-        ClusterSingletonTriggerListener listener = new ClusterSingletonTriggerListener(node("node-a").locks);
-        JobDetail job = oneAtATimeJob();
-        Instant start = nextSecond();
-        JobExecutionContext fire = fire(job, "fire-1", start);
-        assertThat(listener.vetoJobExecution(fire.getTrigger(), fire)).isFalse();
+    void aReExecutionQuartzAbandonsWhenAListenerBeforeTheGuardFailsLeavesNoLockRenewed() throws Exception {
+        log.work(context -> {
+            if (context.getRefireCount() == 0) {
+                JobExecutionException refire = new JobExecutionException("try again");
+                refire.setRefireImmediately(true);
+                throw refire;
+            }
+        });
+        CountDownLatch failed = new CountDownLatch(1);
+        QuartzNode node = node("node-a");
+        ListenerManager listeners = node.scheduler.getListenerManager();
+        TriggerListener guard = listeners.getTriggerListener(ClusterSingletonTriggerListener.NAME);
+        listeners.removeTriggerListener(ClusterSingletonTriggerListener.NAME);
+        listeners.addTriggerListener(new TriggerListenerSupport() {
+            @Override
+            public String getName() {
+                return "maintenance-mode";
+            }
 
-        // Quartz counts the re-execution, then fails to finish the first run (a JTA commit, say)
-        when(fire.getRefireCount()).thenReturn(1);
-        listener.releaseAfterError();
+            @Override
+            public boolean vetoJobExecution(Trigger trigger, JobExecutionContext context) {
+                if (context.getRefireCount() > 0) {
+                    failed.countDown();
+                    throw new IllegalStateException("maintenance table is gone");
+                }
+                return false;
+            }
+        });
+        // after the failing listener, which Quartz then asks first
+        listeners.addTriggerListener(guard);
+        fireOnceUntil(node, failed);
 
-        JdbcLockService locks = nodes.get(0).locks;
-        assertThat(locks.holders(LockKind.SINGLETON, null, "job:cluster.once")).hasSize(1);
-        assertThat(listener.vetoJobExecution(fire.getTrigger(), fire)).as("the rerun keeps the locks").isFalse();
-        listener.releaseAfterError();
-        assertThat(locks.holders(LockKind.SINGLETON, null, "job:cluster.once"))
-                .as("an error after the rerun started ends the fire").isEmpty();
+        assertThat(log.runs("once")).as("the first run; Quartz abandons the re-execution").hasSize(1);
     }
 
     @Test
@@ -483,10 +502,26 @@ class ClusterSingletonTriggerListenerTest {
         node.schedule(job(TestJobs.GuardedJob.class, "started-now", node.id),
                 every(60_000, "started-now", later.plusMillis(1234), 2));
 
+        node.scheduler.triggerJob(JobKey.jobKey("started-now", "cluster"));
+
         assertThat(output.getOut())
-                .contains("Quartz job cluster.bad was scheduled after start-up but cannot be guarded")
+                .contains("Quartz job cluster.bad was scheduled after the start-up check but cannot be guarded")
                 .contains("lockAtMostFor")
-                .contains("Trigger cluster.started-now of guarded job cluster.started-now");
+                .contains("Trigger cluster.started-now of guarded job cluster.started-now")
+                .as("a manual run starts now on this node alone").doesNotContain("Trigger DEFAULT.MT_");
+    }
+
+    @Test
+    @ExtendWith(OutputCaptureExtension.class)
+    void aTriggerScheduledAfterTheCheckButBeforeTheStartIsCheckedWhenItIsScheduled(CapturedOutput output)
+            throws Exception {
+        QuartzNode node = node("node-a");
+        ClusterSingletonTriggerListener guard = (ClusterSingletonTriggerListener) node.scheduler.getListenerManager()
+                .getTriggerListener(ClusterSingletonTriggerListener.NAME);
+        guard.checkJobs(node.scheduler);
+        node.schedule(job(TestJobs.BadLeaseJob.class, "bad", node.id), every(500, "bad", nextSecond().plusSeconds(3600), 1));
+
+        assertThat(output.getOut()).contains("Quartz job cluster.bad was scheduled after the start-up check");
     }
 
     @Test
@@ -501,6 +536,23 @@ class ClusterSingletonTriggerListenerTest {
         assertThat(node.scheduler.getListenerManager().getSchedulerListeners()).hasSize(schedulerListeners);
         assertThat(node.scheduler.getListenerManager().getTriggerListeners()).filteredOn(l -> l == listener).hasSize(1);
         assertThat(node.scheduler.getListenerManager().getJobListeners()).filteredOn(l -> l == listener).hasSize(1);
+    }
+
+    @Test
+    void registeringTheListenerAgainKeepsTheMatchersSetOnIt() throws Exception {
+        QuartzNode node = node("node-a");
+        ListenerManager listeners = node.scheduler.getListenerManager();
+        ClusterSingletonTriggerListener listener = new ClusterSingletonTriggerListener(node.locks);
+        listener.registerWith(node.scheduler);
+        GroupMatcher<TriggerKey> triggers = GroupMatcher.triggerGroupEquals("cluster");
+        GroupMatcher<JobKey> jobs = GroupMatcher.jobGroupEquals("cluster");
+        listeners.setTriggerListenerMatchers(ClusterSingletonTriggerListener.NAME, List.of(triggers));
+        listeners.setJobListenerMatchers(ClusterSingletonTriggerListener.NAME, List.of(jobs));
+
+        listener.registerWith(node.scheduler);
+
+        assertThat(listeners.getTriggerListenerMatchers(ClusterSingletonTriggerListener.NAME)).containsExactly(triggers);
+        assertThat(listeners.getJobListenerMatchers(ClusterSingletonTriggerListener.NAME)).containsExactly(jobs);
     }
 
     @Test
@@ -570,6 +622,22 @@ class ClusterSingletonTriggerListenerTest {
         runs(new ClusterSingletonTriggerListener(locks), run);
 
         assertThat(runningLockHolders(locks)).as("nothing to catch up on a scheduler shut down").isEmpty();
+    }
+
+    @Test
+    void closingTheListenerFreesTheRunningLocksKeptForHeldBackFiresAndKeepsNoneAfterwards() {
+        var locks = node("node-b").locks;
+        Instant start = aWhileAgo();
+        ClusterSingletonTriggerListener listener = new ClusterSingletonTriggerListener(locks);
+        runs(listener, fire(oneAtATimeJob(), "b-1", start, start.plusMillis(500)));
+        assertThat(runningLockHolders(locks)).as("kept for the held-back fire").hasSize(1);
+
+        listener.close();
+        assertThat(runningLockHolders(locks)).isEmpty();
+
+        runs(listener, fire(oneAtATimeJob(), "b-2", start.plusMillis(500), start.plusMillis(1000)));
+        assertThat(runningLockHolders(locks)).as("a run that ends after the close").isEmpty();
+        assertThat(locks.heldCount()).as("handles the listener still holds").isZero();
     }
 
     @Test

@@ -31,8 +31,6 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
-import org.springframework.expression.spel.SpelNode;
-import org.springframework.expression.spel.ast.BeanReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.scheduling.annotation.Async;
 import org.springframework.scheduling.annotation.Scheduled;
@@ -219,7 +217,7 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         AnnotatedElementKey element = new AnnotatedElementKey(specific, targetClass);
         Duration shortest = shortestLease;
         for (LockOperation operation : operations) {
-            checkExpressions(operation, element);
+            checkExpressions(operation, element, specific);
             if (shortest != null) {
                 operation.checkLease(shortest);
             }
@@ -384,10 +382,11 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
         return isA(type.getSuperclass(), name);
     }
 
-    private void checkExpressions(LockOperation operation, AnnotatedElementKey element) {
+    private void checkExpressions(LockOperation operation, AnnotatedElementKey element, Method method) {
         if (evaluator == null) {
             return;
         }
+        ExpressionReferenceCheck references = new ExpressionReferenceCheck(beanFactory);
         for (String text : operation.expressions()) {
             Expression expression;
             try {
@@ -397,19 +396,9 @@ public class AnnotationLockOperationSource implements LockOperationSource, BeanF
                 throw new InvalidLockAnnotationException(operation.describe() + ": expression '" + text
                         + "' is not valid SpEL: " + ex.getMessage(), ex);
             }
-            if (beanFactory != null && expression instanceof SpelExpression spel) {
-                checkBeans(operation, text, spel.getAST());
+            if (expression instanceof SpelExpression spel) {
+                references.check(operation, text, spel.getAST(), method, evaluator.parameterNames(method));
             }
-        }
-    }
-
-    private void checkBeans(LockOperation operation, String text, SpelNode node) {
-        if (node instanceof BeanReference bean && !beanFactory.containsBean(bean.getName())) {
-            throw new InvalidLockAnnotationException(operation.describe() + ": expression '" + text
-                    + "' refers to bean '" + bean.getName() + "', but there is no such bean");
-        }
-        for (int i = 0; i < node.getChildCount(); i++) {
-            checkBeans(operation, text, node.getChild(i));
         }
     }
 }

@@ -77,6 +77,14 @@ public class LockExpressionEvaluator extends CachedExpressionEvaluator {
         return parse(expression, element).getValue(context);
     }
 
+    /**
+     * @param method a method
+     * @return the names its arguments have in the context, or null where they were not compiled in
+     */
+    public String[] parameterNames(Method method) {
+        return getParameterNameDiscoverer().getParameterNames(method);
+    }
+
     /** Parameter names by method, from another discoverer once; a method without names is remembered too. */
     private static final class CachedParameterNames implements ParameterNameDiscoverer {
 

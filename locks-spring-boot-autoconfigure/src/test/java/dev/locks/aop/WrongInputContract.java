@@ -93,6 +93,18 @@ abstract class WrongInputContract extends AnnotationContract {
     }
 
     @Test
+    void anArgumentNameThatIsNoParameterFailsTheStartNamingTheParameters() {
+        assertStartFails(UnknownArgument.class, "@PathLocked on UnknownArgument.move(String, String)",
+                "expression '#source' refers to #source, which is no parameter of the method",
+                "(its parameters: src, dst; by position #p0, #p1, ...)");
+    }
+
+    @Test
+    void argumentsByPositionTheRootObjectAndAssignedVariablesPassTheStart() {
+        assertThat(nodes.node("node-known", KnownReferences.class).getBean(KnownReferences.class)).isNotNull();
+    }
+
+    @Test
     void tenParsecsIsNoLease() {
         assertStartFails(Parsecs.class, "@PathLocked on Parsecs.run(String)", "lease = \"10 parsecs\"",
                 "is not a duration");
@@ -440,6 +452,18 @@ abstract class WrongInputContract extends AnnotationContract {
     public static class UnknownBean {
         @PathLocked(paths = "@nope.pathOf(#id)")
         public void run(String id) {
+        }
+    }
+
+    public static class UnknownArgument {
+        @PathLocked(paths = "#source, #dst")
+        public void move(String src, String dst) {
+        }
+    }
+
+    public static class KnownReferences {
+        @PathLocked(paths = "#p0 + #a1, #root.args[0] + '/x', (#base = '/b') + #base", tenant = "#this.args[1]")
+        public void run(String folder, String file) {
         }
     }
 

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -61,6 +62,8 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
 
     private final Map<MethodClassKey, TargetMethod> targetMethods = new ConcurrentHashMap<>(256);
 
+    private final Set<LockOperation> skippedBefore = ConcurrentHashMap.newKeySet();
+
     /**
      * @param lockService the lock service, looked up on first use so that the advisor can be created
      *                    early without pulling the DataSource along
@@ -109,7 +112,7 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
             for (int i = 0; i < operations.size(); i++) {
                 Optional<LockHandle> handle = enter(operations.get(i), requests.get(i));
                 if (handle.isEmpty()) {
-                    log.debug("Skipped {}: {} is held elsewhere", operations.get(i).method(), requests.get(i));
+                    logSkip(operations.get(i), requests.get(i));
                     LockHandles.releaseAllAfterWork(held, null);
                     return skippedResult(targetMethod.method());
                 }
@@ -211,6 +214,21 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
      * start-up). Judged on the implementation: a JDK proxy shows a generic interface method's
      * return type erased.
      */
+    /**
+     * The first skip of a method at INFO, later ones at DEBUG: on a cluster the other nodes skip every
+     * tick, but a skip nobody expects (a run held over from before a restart by lockAtLeastFor, a
+     * test sharing a database) should not take DEBUG logging to see.
+     */
+    private void logSkip(LockOperation operation, LockRequest request) {
+        if (skippedBefore.add(operation)) {
+            log.info("Skipped {}: {} is held elsewhere (a lock kept for its lockAtLeastFor is held across restarts "
+                    + "too); later skips of this method are logged at DEBUG", operation.method(), request);
+        }
+        else {
+            log.debug("Skipped {}: {} is held elsewhere", operation.method(), request);
+        }
+    }
+
     private static Object skippedResult(Method method) {
         return method.getReturnType() == Optional.class ? Optional.empty() : null;
     }

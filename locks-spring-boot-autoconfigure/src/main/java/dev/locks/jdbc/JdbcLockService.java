@@ -162,10 +162,11 @@ public class JdbcLockService extends DefaultLockService {
         }
 
         /**
-         * @return the service, with its schema created if asked; what the pool's driver or database
-         *         settings cost it is logged once at INFO ({@link SqlDialect#tuningAdvice})
+         * @return the service, with its schema created if asked, or else checked; what the pool's driver
+         *         or database settings cost it is logged once at INFO ({@link SqlDialect#tuningAdvice})
          * @throws IllegalStateException if the dialect was not given and the database is none the
-         *         library supports, or was given and speaks another database's SQL
+         *         library supports, or was given and speaks another database's SQL, or if the lock
+         *         tables were not to be created and the database answers that they cannot be read
          */
         public JdbcLockService build() {
             SqlDialect d = dialect != null ? dialect : SqlDialect.detect(dataSource);
@@ -175,6 +176,9 @@ public class JdbcLockService extends DefaultLockService {
             store.setDurableReleases(durableReleases);
             if (createSchema) {
                 store.createSchema();
+            }
+            else {
+                store.checkSchema();
             }
             return new JdbcLockService(store, builtSettings != null ? builtSettings : settings.build(), scheduler);
         }

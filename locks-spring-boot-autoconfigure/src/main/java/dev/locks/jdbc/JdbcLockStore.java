@@ -1066,6 +1066,56 @@ public class JdbcLockStore implements LockStore {
     }
 
     /**
+     * Checks, for a store whose tables were not created at start-up, that they exist and can be read:
+     * without them the application would start and fail at every lock. A database that cannot be
+     * reached is not judged (it may come up later): that is logged.
+     *
+     * @throws IllegalStateException naming the tables that cannot be read and how to create them
+     */
+    public void checkSchema() {
+        List<String> checked = new ArrayList<>(List.of(tables.held(), tables.waiting()));
+        if (dialect.usesNodeTable()) {
+            checked.add(tables.node());
+        }
+        Connection connection;
+        try {
+            connection = dataSource().getConnection();
+        }
+        catch (SQLException ex) {
+            log.warn("Could not check the lock tables at start-up: the database did not answer ({})", ex.getMessage());
+            return;
+        }
+        List<String> unreadable = new ArrayList<>();
+        String firstError = null;
+        try (connection) {
+            for (String table : checked) {
+                try (Statement st = connection.createStatement();
+                        ResultSet rs = st.executeQuery("SELECT 1 FROM " + table + " WHERE 1 = 0")) {
+                    rs.next();
+                }
+                catch (SQLException ex) {
+                    unreadable.add(table);
+                    firstError = firstError == null ? ex.getMessage() : firstError;
+                }
+                if (!connection.getAutoCommit()) {
+                    // PostgreSQL refuses every statement after a failed one until the transaction ends
+                    connection.rollback();
+                }
+            }
+        }
+        catch (SQLException ex) {
+            log.warn("Could not check the lock tables at start-up: {}", ex.getMessage());
+            return;
+        }
+        if (!unreadable.isEmpty()) {
+            throw new IllegalStateException("The lock tables " + unreadable + " are missing or cannot be read ("
+                    + firstError + "): create them with the builder's createSchema(true) "
+                    + "(locks.jdbc.initialize-schema=always with Spring Boot), or apply the script "
+                    + dialect.schemaResource() + " from the library's jar");
+        }
+    }
+
+    /**
      * Creates the tables if they do not exist, from the dialect's schema script.
      */
     public void createSchema() {

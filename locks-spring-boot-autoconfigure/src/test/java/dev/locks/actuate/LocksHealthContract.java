@@ -127,9 +127,8 @@ abstract class LocksHealthContract {
     }
 
     @Test
-    void isDownWhenTheLockTablesAreMissing() {
-        JdbcLockService locks = service(pool, TestDatabase.uniquePrefix());
-        Health health = new LocksHealthIndicator(locks, FIVE_SECONDS).health();
+    void isDownWhenTheLockTablesAreMissing() throws SQLException {
+        Health health = healthAfterDropping("held", "wait");
 
         assertThat(health.getStatus()).isEqualTo(Status.DOWN);
         assertThat(health.getDetails()).containsEntry("store", "reachable").containsEntry("schema", "missing or unreadable")
@@ -137,21 +136,11 @@ abstract class LocksHealthContract {
     }
 
     @Test
-    void isDownWhenTheWaitingTableIsMissing() throws Exception {
-        String partial = TestDatabase.uniquePrefix();
-        JdbcLockService.builder(pool).tablePrefix(partial).createSchema(true).build().close();
-        try {
-            try (var connection = pool.getConnection(); var statement = connection.createStatement()) {
-                statement.execute("DROP TABLE " + partial + "wait");
-            }
-            Health health = new LocksHealthIndicator(service(pool, partial), FIVE_SECONDS).health();
+    void isDownWhenTheWaitingTableIsMissing() throws SQLException {
+        Health health = healthAfterDropping("wait");
 
-            assertThat(health.getStatus()).isEqualTo(Status.DOWN);
-            assertThat(health.getDetails()).containsEntry("schema", "missing or unreadable");
-        }
-        finally {
-            TestDatabase.dropTables(pool, partial);
-        }
+        assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+        assertThat(health.getDetails()).containsEntry("schema", "missing or unreadable");
     }
 
     @Test
@@ -165,17 +154,30 @@ abstract class LocksHealthContract {
 
     /** Where grants use a table that the health's reads do not (H2 and MySQL: {@code node}). */
     protected void assertDownWhenTheTableOnlyGrantsUseIsMissing() throws SQLException {
+        Health health = healthAfterDropping("node");
+
+        assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+        assertThat(health.getDetails()).containsEntry("store", "reachable").containsEntry("lockProbe", "failed")
+                .containsKey("error");
+    }
+
+    /**
+     * The health of a service whose tables went away after it started (a service does not start
+     * without them).
+     *
+     * @param tables the tables to drop, by name without the prefix
+     */
+    private Health healthAfterDropping(String... tables) throws SQLException {
         String partial = TestDatabase.uniquePrefix();
         JdbcLockService.builder(pool).tablePrefix(partial).createSchema(true).build().close();
         try {
+            JdbcLockService locks = service(pool, partial);
             try (var connection = pool.getConnection(); var statement = connection.createStatement()) {
-                statement.execute("DROP TABLE " + partial + "node");
+                for (String table : tables) {
+                    statement.execute("DROP TABLE " + partial + table);
+                }
             }
-            Health health = new LocksHealthIndicator(service(pool, partial), FIVE_SECONDS).health();
-
-            assertThat(health.getStatus()).isEqualTo(Status.DOWN);
-            assertThat(health.getDetails()).containsEntry("store", "reachable").containsEntry("lockProbe", "failed")
-                    .containsKey("error");
+            return new LocksHealthIndicator(locks, FIVE_SECONDS).health();
         }
         finally {
             TestDatabase.dropTables(pool, partial);

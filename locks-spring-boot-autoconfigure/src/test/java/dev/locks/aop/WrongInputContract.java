@@ -379,13 +379,13 @@ abstract class WrongInputContract extends AnnotationContract {
         @Primary
         JdbcLockService primaryLocks(DataSource dataSource, Environment environment) {
             return JdbcLockService.builder(dataSource).tablePrefix(environment.getProperty("locks.jdbc.table-prefix"))
-                    .build();
+                    .createSchema(true).build();
         }
 
         @Bean(destroyMethod = "close")
         JdbcLockService otherLocks(DataSource dataSource, Environment environment) {
             return JdbcLockService.builder(dataSource).tablePrefix(environment.getProperty("locks.jdbc.table-prefix"))
-                    .build();
+                    .createSchema(true).build();
         }
 
         @Bean

@@ -9,11 +9,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 
 import dev.locks.LockRequest;
 import dev.locks.LockService;
+import dev.locks.jdbc.JdbcLockService;
 import dev.locks.testing.TestDatabase;
 
 /** {@code locks.jdbc.initialize-schema}: embedded (the default), always, never; on each database. */
@@ -43,9 +45,17 @@ class SchemaInitializationTest {
 
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
-    void byDefaultOnlyAnEmbeddedDatabaseGetsTheTables(TestDatabase database) {
-        runner(database, null).run(context -> assertThat(LocksAutoConfigurationTest.tableExists(
-                context.getBean(DataSource.class), prefix + "held")).isEqualTo(database == TestDatabase.H2));
+    void byDefaultOnlyAnEmbeddedDatabaseGetsTheTablesAndAServerOneWithoutThemFailsTheStartSayingHow(
+            TestDatabase database) {
+        runner(database, null).run(context -> {
+            if (database == TestDatabase.H2) {
+                assertThat(LocksAutoConfigurationTest.tableExists(context.getBean(DataSource.class), prefix + "held"))
+                        .isTrue();
+            }
+            else {
+                assertFailsNamingTheTables(context);
+            }
+        });
     }
 
     @ParameterizedTest
@@ -60,8 +70,27 @@ class SchemaInitializationTest {
 
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
-    void neverLeavesTheTablesToTheApplication(TestDatabase database) {
-        runner(database, "never").run(context -> assertThat(LocksAutoConfigurationTest.tableExists(
-                context.getBean(DataSource.class), prefix + "held")).isFalse());
+    void neverLeavesTheTablesToTheApplicationAndFailsTheStartWithoutThem(TestDatabase database) {
+        runner(database, "never").run(context -> {
+            assertFailsNamingTheTables(context);
+            assertThat(LocksAutoConfigurationTest.tableExists(pool, prefix + "held")).isFalse();
+        });
+    }
+
+    @ParameterizedTest
+    @EnumSource(TestDatabase.class)
+    void neverStartsOnTablesTheApplicationCreated(TestDatabase database) {
+        ApplicationContextRunner runner = runner(database, "never");
+        JdbcLockService.builder(pool).tablePrefix(prefix).createSchema(true).build().close();
+
+        runner.run(context -> context.getBean(LockService.class).acquire(LockRequest.paths("/created").build())
+                .release());
+    }
+
+    private void assertFailsNamingTheTables(AssertableApplicationContext context) {
+        assertThat(context).hasFailed();
+        assertThat(context.getStartupFailure()).rootCause().isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("The lock tables [" + prefix + "held, " + prefix + "wait")
+                .hasMessageContaining("locks.jdbc.initialize-schema=always");
     }
 }

@@ -18,6 +18,7 @@ import dev.locks.LockRequest;
 import dev.locks.LockSettings;
 import dev.locks.LockTimeoutException;
 import dev.locks.LockUnavailableException;
+import dev.locks.testing.TestDatabase;
 
 /** Waiting, timeouts and a store that cannot be reached. */
 abstract class WaitingContract extends LockServiceContract {
@@ -85,16 +86,29 @@ abstract class WaitingContract extends LockServiceContract {
     }
 
     @Test
-    void missingTablesRaiseUnavailableNamingTheFailure() {
-        JdbcLockService unconfigured = JdbcLockService.builder(mainPool()).tablePrefix("nosuch_")
+    void missingTablesFailTheBuildNamingThemAndTheScriptThatCreatesThem() {
+        assertThatThrownBy(() -> JdbcLockService.builder(mainPool()).tablePrefix("nosuch_")
+                .settings(LockSettings.builder().nodeId("x").build()).build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("The lock tables [nosuch_held, nosuch_wait")
+                .hasMessageContaining("createSchema(true)").hasMessageContaining("locks.jdbc.initialize-schema=always")
+                .hasMessageContaining("dev/locks/jdbc/schema-");
+    }
+
+    @Test
+    void tablesDroppedAfterTheStartRaiseUnavailableNamingTheFailure() throws Exception {
+        String dropped = TestDatabase.uniquePrefix();
+        JdbcLockService service = JdbcLockService.builder(mainPool()).tablePrefix(dropped).createSchema(true)
                 .settings(LockSettings.builder().nodeId("x").build()).build();
         try {
-            assertThatThrownBy(() -> unconfigured.tryAcquire(x("/a").build()))
+            TestDatabase.dropTables(mainPool(), dropped);
+
+            assertThatThrownBy(() -> service.tryAcquire(x("/a").build()))
                     .isInstanceOf(LockUnavailableException.class)
-                    .satisfies(ex -> assertThat(ex.getMessage()).containsIgnoringCase("nosuch_"));
+                    .satisfies(ex -> assertThat(ex.getMessage()).containsIgnoringCase(dropped));
         }
         finally {
-            unconfigured.close();
+            service.close();
         }
     }
 

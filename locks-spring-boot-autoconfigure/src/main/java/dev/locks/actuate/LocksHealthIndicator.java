@@ -54,7 +54,7 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
     // one probe at a time in this JVM: two health checks at once would find each other's probe busy
     private final ReentrantLock probing = new ReentrantLock();
 
-    // until when a probe of this JVM whose release failed may still hold the probe lock (nanoTime), so
+    // until when a probe of this JVM that failed may still hold the probe lock (nanoTime), so
     // that finding it busy then is no sign of health; guarded by probing
     private long ownProbeLeftUntil;
 
@@ -153,25 +153,23 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
             return false;
         }
         String name = PROBE_PREFIX + locks.settings().nodeId();
-        LockHandle taken = null;
         try {
             long start = System.nanoTime();
             Optional<LockHandle> probe = locks.tryAcquire(LockRequest.singleton(name).lease(PROBE_LEASE).build());
             if (probe.isEmpty()) {
                 return probeBusy(builder, name);
             }
-            taken = probe.get();
-            taken.release();
+            probe.get().release();
             ownProbeLeft = false;
             builder.withDetail("lockProbe", "granted and released")
                     .withDetail("lockProbeMillis", Duration.ofNanos(System.nanoTime() - start).toMillis());
             return true;
         }
         catch (RuntimeException ex) {
-            if (taken != null) {
-                ownProbeLeft = true;
-                ownProbeLeftUntil = System.nanoTime() + PROBE_LEASE.toNanos();
-            }
+            // a failed release leaves the probe held; so may a failed grant whose commit went through
+            // with only the answer lost
+            ownProbeLeft = true;
+            ownProbeLeftUntil = System.nanoTime() + PROBE_LEASE.toNanos();
             builder.down().withDetail("store", "reachable").withDetail("lockProbe", "failed")
                     .withDetail("error", ex.getMessage());
             return false;
@@ -183,12 +181,12 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
 
     /**
      * The probe lock is held. The grant's reads ran, but its writes may not have: while a probe of this
-     * JVM that could not be released may still hold it, that is no sign that grants work again.
+     * JVM that failed may still hold it, that is no sign that grants work again.
      */
     private boolean probeBusy(Health.Builder builder, String name) {
         if (ownProbeLeft && System.nanoTime() - ownProbeLeftUntil < 0) {
             builder.down().withDetail("store", "reachable").withDetail("lockProbe", "busy: " + name
-                    + " is still held by this node's earlier probe, whose release failed");
+                    + " is still held by this node's earlier probe, which failed");
             return false;
         }
         builder.withDetail("lockProbe", "busy: " + name + " is held, by a probe whose release failed or by another "

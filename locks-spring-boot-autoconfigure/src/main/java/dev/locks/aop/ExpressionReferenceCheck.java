@@ -9,13 +9,20 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.ast.Assign;
 import org.springframework.expression.spel.ast.BeanReference;
+import org.springframework.expression.spel.ast.Elvis;
+import org.springframework.expression.spel.ast.OpEQ;
+import org.springframework.expression.spel.ast.OpNE;
+import org.springframework.expression.spel.ast.Ternary;
 import org.springframework.expression.spel.ast.VariableReference;
 
 /**
  * Checks at start-up what a lock expression refers to, so that a typo fails the start naming it
  * instead of reading, at the first call, as an argument that was null: each {@code @bean} must exist,
  * and each {@code #variable} must be a parameter of the method (by name, or {@code #p0} and
- * {@code #a0}), {@code #root} or {@code #this}, or be assigned in the expression itself.
+ * {@code #a0}), {@code #root} or {@code #this}, or be assigned in the expression itself. A variable
+ * under an Elvis, a ternary or an equality test is left alone: SpEL reads an undefined variable as
+ * null, and such an expression may be meant for methods with and without that parameter (a
+ * class-level annotation).
  */
 final class ExpressionReferenceCheck {
 
@@ -46,21 +53,23 @@ final class ExpressionReferenceCheck {
             defined.addAll(Arrays.asList(parameterNames));
         }
         collectAssigned(ast, defined);
-        checkNode(operation, text, ast, defined, parameterNames);
+        checkNode(operation, text, ast, defined, parameterNames, false);
     }
 
     private void checkNode(LockOperation operation, String text, SpelNode node, Set<String> defined,
-            String[] parameterNames) {
+            String[] parameterNames, boolean nullTested) {
         if (node instanceof BeanReference bean && beanFactory != null && !beanFactory.containsBean(bean.getName())) {
             throw new InvalidLockAnnotationException(operation.describe() + ": expression '" + text
                     + "' refers to bean '" + bean.getName() + "', but there is no such bean");
         }
-        if (node instanceof VariableReference variable && !defined.contains(name(variable))) {
+        if (node instanceof VariableReference variable && !nullTested && !defined.contains(name(variable))) {
             throw new InvalidLockAnnotationException(operation.describe() + ": expression '" + text + "' refers to "
                     + variable.toStringAST() + ", which is no parameter of the method" + known(parameterNames));
         }
+        boolean childrenNullTested = nullTested || node instanceof Elvis || node instanceof Ternary
+                || node instanceof OpEQ || node instanceof OpNE;
         for (int i = 0; i < node.getChildCount(); i++) {
-            checkNode(operation, text, node.getChild(i), defined, parameterNames);
+            checkNode(operation, text, node.getChild(i), defined, parameterNames, childrenNullTested);
         }
     }
 

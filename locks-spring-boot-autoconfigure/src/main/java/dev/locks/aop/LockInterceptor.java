@@ -62,7 +62,8 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
 
     private final Map<MethodClassKey, TargetMethod> targetMethods = new ConcurrentHashMap<>(256);
 
-    private final Set<LockOperation> skippedBefore = ConcurrentHashMap.newKeySet();
+    // by description (one per annotated method), bounded whatever operation source made the operations
+    private final Set<String> skippedBefore = ConcurrentHashMap.newKeySet();
 
     /**
      * @param lockService the lock service, looked up on first use so that the advisor can be created
@@ -210,25 +211,26 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
     }
 
     /**
-     * A skipped singleton returns nothing: null, or an empty Optional (primitives are refused at
-     * start-up). Judged on the implementation: a JDK proxy shows a generic interface method's
-     * return type erased.
-     */
-    /**
      * The first skip of a method at INFO, later ones at DEBUG: on a cluster the other nodes skip every
      * tick, but a skip nobody expects (a run held over from before a restart by lockAtLeastFor, a
      * test sharing a database) should not take DEBUG logging to see.
      */
     private void logSkip(LockOperation operation, LockRequest request) {
-        if (skippedBefore.add(operation)) {
-            log.info("Skipped {}: {} is held elsewhere (a lock kept for its lockAtLeastFor is held across restarts "
-                    + "too); later skips of this method are logged at DEBUG", operation.method(), request);
+        if (skippedBefore.add(operation.describe())) {
+            log.info("Skipped {}: {} is held, by another node or an earlier run (a lock kept for its lockAtLeastFor "
+                    + "stays held across restarts too); later skips of this method are logged at DEBUG",
+                    operation.method(), request);
         }
         else {
-            log.debug("Skipped {}: {} is held elsewhere", operation.method(), request);
+            log.debug("Skipped {}: {} is held", operation.method(), request);
         }
     }
 
+    /**
+     * A skipped singleton returns nothing: null, or an empty Optional (primitives are refused at
+     * start-up). Judged on the implementation: a JDK proxy shows a generic interface method's
+     * return type erased.
+     */
     private static Object skippedResult(Method method) {
         return method.getReturnType() == Optional.class ? Optional.empty() : null;
     }

@@ -50,6 +50,9 @@ public class JdbcLockStore implements LockStore {
 
     private static final Logger log = LoggerFactory.getLogger(JdbcLockStore.class);
 
+    /** The start-up check of the tables must not hang behind DDL another node runs on them. */
+    private static final int SCHEMA_CHECK_TIMEOUT_SECONDS = 5;
+
     /** How often the schema script is tried where a concurrent creation can fail it. */
     private static final int SCHEMA_ATTEMPTS = 3;
 
@@ -1067,8 +1070,9 @@ public class JdbcLockStore implements LockStore {
 
     /**
      * Checks, for a store whose tables were not created at start-up, that they exist and can be read:
-     * without them the application would start and fail at every lock. A database that cannot be
-     * reached is not judged (it may come up later): that is logged.
+     * without them the application would start and fail at every lock. Only the database's answer
+     * that a table does not exist or may not be read counts; a database that cannot be reached, or
+     * any other failure (a timeout, a lock wait behind DDL), is logged and not judged.
      *
      * @throws IllegalStateException naming the tables that cannot be read and how to create them
      */
@@ -1089,11 +1093,17 @@ public class JdbcLockStore implements LockStore {
         String firstError = null;
         try (connection) {
             for (String table : checked) {
-                try (Statement st = connection.createStatement();
-                        ResultSet rs = st.executeQuery("SELECT 1 FROM " + table + " WHERE 1 = 0")) {
-                    rs.next();
+                try (Statement st = connection.createStatement()) {
+                    st.setQueryTimeout(SCHEMA_CHECK_TIMEOUT_SECONDS);
+                    try (ResultSet rs = st.executeQuery("SELECT 1 FROM " + table + " WHERE 1 = 0")) {
+                        rs.next();
+                    }
                 }
                 catch (SQLException ex) {
+                    if (!isMissingOrForbidden(ex)) {
+                        log.warn("Could not check the lock table {} at start-up: {}", table, ex.getMessage());
+                        return;
+                    }
                     unreadable.add(table);
                     firstError = firstError == null ? ex.getMessage() : firstError;
                 }
@@ -1113,6 +1123,14 @@ public class JdbcLockStore implements LockStore {
                     + "(locks.jdbc.initialize-schema=always with Spring Boot), or apply the script "
                     + dialect.schemaResource() + " from the library's jar");
         }
+    }
+
+    /**
+     * SQLSTATE class 42, syntax error or access rule violation: an undefined table (42S02 on H2, MySQL
+     * and MariaDB, 42P01 on PostgreSQL) or a missing privilege (42000 on MySQL, 42501 on PostgreSQL).
+     */
+    private static boolean isMissingOrForbidden(SQLException ex) {
+        return ex.getSQLState() != null && ex.getSQLState().startsWith("42");
     }
 
     /**

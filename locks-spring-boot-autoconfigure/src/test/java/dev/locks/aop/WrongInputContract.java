@@ -100,7 +100,7 @@ abstract class WrongInputContract extends AnnotationContract {
     }
 
     @Test
-    void argumentsByPositionTheRootObjectAndAssignedVariablesPassTheStart() {
+    void argumentsByPositionTheRootObjectAssignedAndNullTestedVariablesPassTheStart() {
         assertThat(nodes.node("node-known", KnownReferences.class).getBean(KnownReferences.class)).isNotNull();
     }
 
@@ -462,7 +462,8 @@ abstract class WrongInputContract extends AnnotationContract {
     }
 
     public static class KnownReferences {
-        @PathLocked(paths = "#p0 + #a1, #root.args[0] + '/x', (#base = '/b') + #base", tenant = "#this.args[1]")
+        @PathLocked(paths = "#p0 + #a1, #root.args[0] + '/x', (#base = '/b') + #base, #moved ?: '/all'",
+                tenant = "#this.args[1]")
         public void run(String folder, String file) {
         }
     }

@@ -36,7 +36,7 @@ class H2TuningAdviceTest {
         dataSource.setURL("jdbc:h2:mem:" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
         dataSource.setUser("sa");
         try {
-            JdbcLockService.builder(dataSource).dialect(new H2Dialect())
+            JdbcLockService.builder(dataSource).dialect(new H2Dialect()).createSchema(true)
                     .settings(LockSettings.builder().nodeId("advice").purgeInterval(null).build()).build().close();
 
             assertThat(appender.list).extracting(ILoggingEvent::getFormattedMessage)

@@ -57,7 +57,10 @@ public @interface ClusterSingleton {
     /** What a busy singleton means for the caller. */
     enum OnBusy {
 
-        /** Return without running: {@code null}, or an empty {@code Optional}; logged at DEBUG. */
+        /**
+         * Return without running: {@code null}, or an empty {@code Optional}; a method's first skip is
+         * logged at INFO, later ones at DEBUG.
+         */
         SKIP,
 
         /** Wait for the other node to finish, then run (start-up work that must happen once). */

@@ -19,10 +19,10 @@ import org.springframework.expression.spel.ast.VariableReference;
  * Checks at start-up what a lock expression refers to, so that a typo fails the start naming it
  * instead of reading, at the first call, as an argument that was null: each {@code @bean} must exist,
  * and each {@code #variable} must be a parameter of the method (by name, or {@code #p0} and
- * {@code #a0}), {@code #root} or {@code #this}, or be assigned in the expression itself. A variable
- * under an Elvis, a ternary or an equality test is left alone: SpEL reads an undefined variable as
- * null, and such an expression may be meant for methods with and without that parameter (a
- * class-level annotation).
+ * {@code #a0}), {@code #root} or {@code #this}, or be assigned in the expression itself. Left alone
+ * are the variables of an Elvis's tested side, of a ternary's two branches and of an equality test:
+ * SpEL reads an undefined variable as null, and such an expression may be meant for methods with and
+ * without that parameter (a class-level {@code #id ?: '/all'}).
  */
 final class ExpressionReferenceCheck {
 
@@ -66,11 +66,20 @@ final class ExpressionReferenceCheck {
             throw new InvalidLockAnnotationException(operation.describe() + ": expression '" + text + "' refers to "
                     + variable.toStringAST() + ", which is no parameter of the method" + known(parameterNames));
         }
-        boolean childrenNullTested = nullTested || node instanceof Elvis || node instanceof Ternary
-                || node instanceof OpEQ || node instanceof OpNE;
         for (int i = 0; i < node.getChildCount(); i++) {
-            checkNode(operation, text, node.getChild(i), defined, parameterNames, childrenNullTested);
+            checkNode(operation, text, node.getChild(i), defined, parameterNames, nullTested || guards(node, i));
         }
+    }
+
+    /** Whether the {@code child}-th operand of {@code node} may be an undefined variable, read as null. */
+    private static boolean guards(SpelNode node, int child) {
+        if (node instanceof Elvis) {
+            return child == 0;
+        }
+        if (node instanceof Ternary) {
+            return child > 0;
+        }
+        return node instanceof OpEQ || node instanceof OpNE;
     }
 
     private static String known(String[] parameterNames) {

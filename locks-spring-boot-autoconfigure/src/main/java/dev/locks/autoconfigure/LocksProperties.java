@@ -259,7 +259,8 @@ public class LocksProperties {
 
         /**
          * When to create the lock tables at start-up: 'embedded' (only for embedded databases such as
-         * H2), 'always' or 'never' (tables made by Flyway or Liquibase from the shipped scripts).
+         * H2), 'always' or 'never' (tables made by Flyway or Liquibase from the shipped scripts). Where
+         * they are not created, the start fails if the database answers that they are missing.
          */
         private DatabaseInitializationMode initializeSchema = DatabaseInitializationMode.EMBEDDED;
 

@@ -106,7 +106,11 @@ public class JdbcLockService extends DefaultLockService {
             return this;
         }
 
-        /** @param create create the tables if missing (default false) @return this builder */
+        /**
+         * @param create create the tables if missing (default false); without, {@link #build()} checks
+         *               that they can be read
+         * @return this builder
+         */
         public Builder createSchema(boolean create) {
             this.createSchema = create;
             return this;

@@ -11,7 +11,6 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -1072,7 +1071,7 @@ public class JdbcLockStore implements LockStore {
      * Checks, for a store whose tables were not created at start-up, that they exist and can be read:
      * without them the application would start and fail at every lock. Only the database's answer
      * that a table does not exist or may not be read counts; a database that cannot be reached, or
-     * any other failure (a timeout, a lock wait behind DDL), is logged and not judged.
+     * any other failure (a timeout, a lock wait behind DDL), is logged and not judged for that table.
      *
      * @throws IllegalStateException naming the tables that cannot be read and how to create them
      */
@@ -1091,6 +1090,7 @@ public class JdbcLockStore implements LockStore {
         }
         List<String> unreadable = new ArrayList<>();
         String firstError = null;
+        List<String> unjudged = new ArrayList<>();
         try (connection) {
             for (String table : checked) {
                 try (Statement st = connection.createStatement()) {
@@ -1100,12 +1100,13 @@ public class JdbcLockStore implements LockStore {
                     }
                 }
                 catch (SQLException ex) {
-                    if (!isMissingOrForbidden(ex)) {
-                        log.warn("Could not check the lock table {} at start-up: {}", table, ex.getMessage());
-                        return;
+                    if (isMissingOrForbidden(ex)) {
+                        unreadable.add(table);
+                        firstError = firstError == null ? ex.getMessage() : firstError;
                     }
-                    unreadable.add(table);
-                    firstError = firstError == null ? ex.getMessage() : firstError;
+                    else {
+                        unjudged.add(table + " (" + ex.getMessage() + ")");
+                    }
                 }
                 if (!connection.getAutoCommit()) {
                     // PostgreSQL refuses every statement after a failed one until the transaction ends
@@ -1117,20 +1118,33 @@ public class JdbcLockStore implements LockStore {
             log.warn("Could not check the lock tables at start-up: {}", ex.getMessage());
             return;
         }
+        if (!unjudged.isEmpty()) {
+            log.warn("Could not check the lock tables at start-up: {}", unjudged);
+        }
         if (!unreadable.isEmpty()) {
-            throw new IllegalStateException("The lock tables " + unreadable + " are missing or cannot be read ("
+            throw new IllegalStateException("The lock tables " + unreadable + " are missing or may not be read ("
                     + firstError + "): create them with the builder's createSchema(true) "
                     + "(locks.jdbc.initialize-schema=always with Spring Boot), or apply the script "
-                    + dialect.schemaResource() + " from the library's jar");
+                    + dialect.schemaResource() + " from the library's jar with ${prefix} replaced by '"
+                    + tables.prefix() + "'");
         }
     }
 
     /**
-     * SQLSTATE class 42, syntax error or access rule violation: an undefined table (42S02 on H2, MySQL
-     * and MariaDB, 42P01 on PostgreSQL) or a missing privilege (42000 on MySQL, 42501 on PostgreSQL).
+     * An undefined table (42S02 on MySQL, MariaDB and H2, H2's 42S03 and 42S04 too, 42P01 on PostgreSQL)
+     * or a missing privilege (42501 on PostgreSQL, 90096 on H2, MySQL's errors 1142 and 1143 under
+     * 42000, which also holds its syntax errors).
      */
     private static boolean isMissingOrForbidden(SQLException ex) {
-        return ex.getSQLState() != null && ex.getSQLState().startsWith("42");
+        String state = ex.getSQLState();
+        if (state == null) {
+            return false;
+        }
+        return switch (state) {
+            case "42S02", "42S03", "42S04", "42P01", "42501", "90096" -> true;
+            case "42000" -> ex.getErrorCode() == 1142 || ex.getErrorCode() == 1143;
+            default -> false;
+        };
     }
 
     /**

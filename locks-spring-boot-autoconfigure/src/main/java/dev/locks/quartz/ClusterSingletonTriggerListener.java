@@ -187,7 +187,8 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
     /**
      * Adds this listener to a scheduler for all its triggers and jobs, with a scheduler listener that frees
      * the locks of a fire Quartz abandons when another listener fails, and checks jobs scheduled after the
-     * scheduler was checked or started; call it before the scheduler starts. Adding it again changes
+     * scheduler was checked or started; call it before the scheduler starts, and {@link #checkJobs}
+     * once its jobs are added (triggers scheduled before that are checked there). Adding it again changes
      * nothing, and keeps matchers set on it. A scheduler with a clustered job store is left alone (see
      * {@link #hasClusteredJobStore}).
      *
@@ -543,7 +544,8 @@ public class ClusterSingletonTriggerListener implements TriggerListener, JobList
             return true;
         }
         held.remove(current, fire);
-        log.warn("Released the locks of {}: it ended without Quartz reporting its completion (did another listener fail?)",
+        log.warn("Released the locks of {}: it ended without Quartz reporting its completion (a listener failed where "
+                + "the guard was added without registerWith, which adds the listener that hears of it)",
                 fire.description());
         fire.release();
         return false;

@@ -100,6 +100,11 @@ abstract class WrongInputContract extends AnnotationContract {
     }
 
     @Test
+    void anUnknownNameOnTheFallbackSideOfAnElvisStillFailsTheStart() {
+        assertStartFails(UnknownFallback.class, "expression '#id ?: #fallback' refers to #fallback");
+    }
+
+    @Test
     void argumentsByPositionTheRootObjectAssignedAndNullTestedVariablesPassTheStart() {
         assertThat(nodes.node("node-known", KnownReferences.class).getBean(KnownReferences.class)).isNotNull();
     }
@@ -458,6 +463,12 @@ abstract class WrongInputContract extends AnnotationContract {
     public static class UnknownArgument {
         @PathLocked(paths = "#source, #dst")
         public void move(String src, String dst) {
+        }
+    }
+
+    public static class UnknownFallback {
+        @PathLocked(paths = "#id ?: #fallback")
+        public void run(String id) {
         }
     }
 

@@ -79,7 +79,7 @@ class SchemaInitializationTest {
 
     @ParameterizedTest
     @EnumSource(TestDatabase.class)
-    void neverStartsOnTablesTheApplicationCreated(TestDatabase database) {
+    void neverUsesTheTablesTheApplicationCreated(TestDatabase database) {
         ApplicationContextRunner runner = runner(database, "never");
         JdbcLockService.builder(pool).tablePrefix(prefix).createSchema(true).build().close();
 

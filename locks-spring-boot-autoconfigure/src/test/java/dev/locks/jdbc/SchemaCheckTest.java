@@ -1,6 +1,7 @@
 package dev.locks.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -18,7 +19,7 @@ import org.springframework.jdbc.datasource.DelegatingDataSource;
 import dev.locks.LockSettings;
 import dev.locks.testing.TestDatabase;
 
-/** The start-up check of the tables judges only the database's answer that a table is missing. */
+/** The start-up check of the tables judges only the database's answer that a table is missing or forbidden. */
 class SchemaCheckTest {
 
     private final HikariDataSource pool = TestDatabase.H2.newPool(2);
@@ -40,6 +41,43 @@ class SchemaCheckTest {
         try (JdbcLockService locks = JdbcLockService.builder(timingOut).dialect(new H2Dialect())
                 .tablePrefix(TestDatabase.uniquePrefix()).settings(LockSettings.builder().nodeId("x").build()).build()) {
             assertThat(locks).isNotNull();
+        }
+    }
+
+    @Test
+    void tablesTheDatabaseUserMayNotReadFailTheStartNamingThem() throws SQLException {
+        String prefix = TestDatabase.uniquePrefix();
+        try (HikariDataSource postgres = TestDatabase.POSTGRESQL.newPool(2)) {
+            JdbcLockService.builder(postgres).tablePrefix(prefix).createSchema(true).build().close();
+            try {
+                try (Connection connection = postgres.getConnection(); Statement statement = connection.createStatement()) {
+                    statement.execute("DO $$ BEGIN CREATE ROLE locks_no_access; "
+                            + "EXCEPTION WHEN duplicate_object THEN NULL; END $$");
+                }
+                DataSource withoutGrants = new DelegatingDataSource(postgres) {
+                    @Override
+                    public Connection getConnection() throws SQLException {
+                        Connection connection = super.getConnection();
+                        try (Statement statement = connection.createStatement()) {
+                            statement.execute("SET ROLE locks_no_access");
+                        }
+                        return connection;
+                    }
+                };
+
+                assertThatThrownBy(() -> JdbcLockService.builder(withoutGrants).dialect(new PostgresDialect())
+                        .tablePrefix(prefix).settings(LockSettings.builder().nodeId("x").build()).build())
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("The lock tables [" + prefix + "held, " + prefix + "wait]")
+                        .hasMessageContaining("permission denied");
+            }
+            finally {
+                // its connections keep the role: a fresh pool drops the tables as their owner
+                postgres.close();
+                try (HikariDataSource owner = TestDatabase.POSTGRESQL.newPool(1)) {
+                    TestDatabase.dropTables(owner, prefix);
+                }
+            }
         }
     }
 

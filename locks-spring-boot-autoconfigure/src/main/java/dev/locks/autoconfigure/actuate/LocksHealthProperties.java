@@ -19,7 +19,7 @@ public class LocksHealthProperties {
     /**
      * Whether each health check takes and releases a lock of this node's ({@code locks-health:<node id>}),
      * so that a database where locks cannot be granted (read-only after a fail-over, no write grants)
-     * shows DOWN. Two statements per check; the probe shows in listeners, metrics and the locks endpoint.
+     * shows DOWN. A grant and a release per check; the probe shows in listeners, metrics and the locks endpoint.
      */
     private boolean lockProbe = true;
 

@@ -54,11 +54,9 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
     // one probe at a time in this JVM: two health checks at once would find each other's probe busy
     private final ReentrantLock probing = new ReentrantLock();
 
-    // until when a probe of this JVM that failed may still hold the probe lock (nanoTime), so
-    // that finding it busy then is no sign of health; guarded by probing
-    private long ownProbeLeftUntil;
-
-    private boolean ownProbeLeft;
+    // until when (nanoTime) a probe of this JVM that failed may still hold the probe lock, so that
+    // finding it busy then is no sign of health; in the past until a probe fails; guarded by probing
+    private long ownProbeMayHoldUntil = System.nanoTime();
 
     /**
      * @param locks the lock service
@@ -160,7 +158,6 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
                 return probeBusy(builder, name);
             }
             probe.get().release();
-            ownProbeLeft = false;
             builder.withDetail("lockProbe", "granted and released")
                     .withDetail("lockProbeMillis", Duration.ofNanos(System.nanoTime() - start).toMillis());
             return true;
@@ -168,8 +165,7 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
         catch (RuntimeException ex) {
             // a failed release leaves the probe held; so may a failed grant whose commit went through
             // with only the answer lost
-            ownProbeLeft = true;
-            ownProbeLeftUntil = System.nanoTime() + PROBE_LEASE.toNanos();
+            ownProbeMayHoldUntil = System.nanoTime() + PROBE_LEASE.toNanos();
             builder.down().withDetail("store", "reachable").withDetail("lockProbe", "failed")
                     .withDetail("error", ex.getMessage());
             return false;
@@ -184,13 +180,13 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
      * JVM that failed may still hold it, that is no sign that grants work again.
      */
     private boolean probeBusy(Health.Builder builder, String name) {
-        if (ownProbeLeft && System.nanoTime() - ownProbeLeftUntil < 0) {
+        if (System.nanoTime() - ownProbeMayHoldUntil < 0) {
             builder.down().withDetail("store", "reachable").withDetail("lockProbe", "busy: " + name
                     + " is still held by this node's earlier probe, which failed");
             return false;
         }
-        builder.withDetail("lockProbe", "busy: " + name + " is held, by a probe whose release failed or by another "
-                + "node with this node id");
+        builder.withDetail("lockProbe", "busy: " + name + " is held, by another node with this node id or by a "
+                + "probe of this node's before a restart");
         return true;
     }
 }

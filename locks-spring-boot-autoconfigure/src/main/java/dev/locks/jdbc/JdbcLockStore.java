@@ -1080,44 +1080,17 @@ public class JdbcLockStore implements LockStore {
         if (dialect.usesNodeTable()) {
             checked.add(tables.node());
         }
-        Connection connection;
+        TableCheck check;
         try {
-            connection = dataSource().getConnection();
+            check = transactions.autoCommit("check the lock tables", connection -> readEach(connection, checked));
         }
-        catch (SQLException ex) {
-            log.warn("Could not check the lock tables at start-up: the database did not answer ({})", ex.getMessage());
-            return;
-        }
-        List<String> unreadable = new ArrayList<>();
-        String firstError = null;
-        List<String> unjudged = new ArrayList<>();
-        try (connection) {
-            for (String table : checked) {
-                try (Statement st = connection.createStatement()) {
-                    st.setQueryTimeout(SCHEMA_CHECK_TIMEOUT_SECONDS);
-                    try (ResultSet rs = st.executeQuery("SELECT 1 FROM " + table + " WHERE 1 = 0")) {
-                        rs.next();
-                    }
-                }
-                catch (SQLException ex) {
-                    if (isMissingOrForbidden(ex)) {
-                        unreadable.add(table);
-                        firstError = firstError == null ? ex.getMessage() : firstError;
-                    }
-                    else {
-                        unjudged.add(table + " (" + ex.getMessage() + ")");
-                    }
-                }
-                if (!connection.getAutoCommit()) {
-                    // PostgreSQL refuses every statement after a failed one until the transaction ends
-                    connection.rollback();
-                }
-            }
-        }
-        catch (SQLException ex) {
+        catch (LockUnavailableException ex) {
             log.warn("Could not check the lock tables at start-up: {}", ex.getMessage());
             return;
         }
+        List<String> unreadable = check.unreadable();
+        List<String> unjudged = check.unjudged();
+        String firstError = check.firstError();
         if (!unjudged.isEmpty()) {
             log.warn("Could not check the lock tables at start-up: {}", unjudged);
         }
@@ -1128,6 +1101,39 @@ public class JdbcLockStore implements LockStore {
                     + dialect.schemaResource() + " from the library's jar with ${prefix} replaced by '"
                     + tables.prefix() + "'");
         }
+    }
+
+    /** What the start-up check found: tables the database says are missing or forbidden; those it could not judge. */
+    private record TableCheck(List<String> unreadable, String firstError, List<String> unjudged) {
+    }
+
+    /** One query per table, each judged on its own answer. */
+    private static TableCheck readEach(Connection connection, List<String> checked) throws SQLException {
+        List<String> unreadable = new ArrayList<>();
+        String firstError = null;
+        List<String> unjudged = new ArrayList<>();
+        for (String table : checked) {
+            try (PreparedStatement ps = connection.prepareStatement("SELECT 1 FROM " + table + " WHERE 1 = 0")) {
+                ps.setQueryTimeout(SCHEMA_CHECK_TIMEOUT_SECONDS);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                }
+            }
+            catch (SQLException ex) {
+                if (isMissingOrForbidden(ex)) {
+                    unreadable.add(table);
+                    firstError = firstError == null ? ex.getMessage() : firstError;
+                }
+                else {
+                    unjudged.add(table + " (" + ex.getMessage() + ")");
+                }
+                if (!connection.getAutoCommit()) {
+                    // PostgreSQL refuses every statement after a failed one until the transaction ends
+                    connection.rollback();
+                }
+            }
+        }
+        return new TableCheck(unreadable, firstError, unjudged);
     }
 
     /**

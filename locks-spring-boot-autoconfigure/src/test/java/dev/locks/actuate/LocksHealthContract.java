@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import javax.sql.DataSource;
 
@@ -27,15 +26,14 @@ import org.springframework.boot.health.contributor.Status;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.jdbc.datasource.DriverManagerDataSource;
 
-import dev.locks.AcquireOutcome;
 import dev.locks.LockHandle;
 import dev.locks.LockKind;
-import dev.locks.LockListener;
 import dev.locks.LockRequest;
 import dev.locks.LockSettings;
 import dev.locks.jdbc.JdbcLockService;
 import dev.locks.jdbc.SqlDialect;
 import dev.locks.testing.TestDatabase;
+import dev.locks.testing.TrappingDataSource;
 
 /** The {@code locks} health on one database: up with the clock difference, down when the store fails. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -187,30 +185,13 @@ abstract class LocksHealthContract {
 
     @Test
     void isDownWhileItsOwnProbeWhoseReleaseFailedMayStillHoldTheLock() {
-        AtomicBoolean refusing = new AtomicBoolean();
-        DataSource flaky = new DelegatingDataSource(pool) {
-            @Override
-            public Connection getConnection() throws SQLException {
-                if (refusing.get()) {
-                    throw new SQLException("connection refused (test)");
-                }
-                return super.getConnection();
-            }
-        };
-        JdbcLockService locks = service(flaky, prefix);
+        TrappingDataSource trapping = new TrappingDataSource(pool, TrappingDataSource.releasesIn(prefix));
+        JdbcLockService locks = service(trapping.dataSource(), prefix);
         // the database goes away between the probe's grant and its release
-        locks.addListener(new LockListener() {
-            @Override
-            public void acquireFinished(LockRequest request, AcquireOutcome outcome, Duration elapsed, boolean waited) {
-                if (outcome == AcquireOutcome.ACQUIRED) {
-                    refusing.set(true);
-                }
-            }
-        });
+        trapping.failNext("connection reset", 1);
         LocksHealthIndicator indicator = new LocksHealthIndicator(locks, FIVE_SECONDS);
 
         Health failed = indicator.health();
-        refusing.set(false);
         // the background retry of the release comes a second later
         Health next = indicator.health();
 

@@ -820,12 +820,13 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
     private boolean releaseNow(GrantedLock handle) {
         // a lock the watchdog renewed stays renewed while its release waits for the caller's transaction
-        PendingRelease pending = renewer.unregister(handle) ? renewer.untilReleased(handle) : PendingRelease.NONE;
+        PendingRelease renewal = renewer.unregister(handle) ? renewer.untilReleased(handle) : PendingRelease.NONE;
         live.remove(handle);
         Duration keep = handle.request().lockAtLeastFor();
         // a lock kept for lockAtLeastFor stays held: its waiters look before they try
         LocalWakeups.Release plain = keep.isZero() ? LocalWakeups.Release.FREED : LocalWakeups.Release.KEPT;
         LocalWakeups.Release outcome = plain;
+        WakeAtTransactionEnd pending = new WakeAtTransactionEnd(handle, plain, renewal);
         try {
             // once closing, a hand-off would give the lock to a waiter of this closing JVM
             if (outcome == LocalWakeups.Release.FREED && !closed) {
@@ -856,7 +857,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
             if (handle.scope() != null) {
                 handle.scope().leave(handle);
             }
-            wake(handle, outcome);
+            if (!pending.waitsForTransaction()) {
+                wake(handle, outcome);
+            }
             for (LockListener listener : listeners) {
                 try {
                     listener.released(handle);
@@ -927,6 +930,48 @@ public class DefaultLockService implements LockService, AutoCloseable {
         // a grant released again freed the lock after all: the other waiters must hear of it
         return new ReleasedByHandOver(handOff.released(),
                 discarded ? LocalWakeups.Release.FREED : LocalWakeups.Release.HANDED_OVER);
+    }
+
+    /**
+     * A release the store puts off until the caller's transaction ends: the lease stays renewed, and
+     * this JVM's waiters hear of the release when it is made. Woken at the call, they would find the
+     * lock still held and sleep through its freeing, for a whole poll interval where other nodes'
+     * releases are announced (a store does not announce its own releases to itself).
+     */
+    private final class WakeAtTransactionEnd implements PendingRelease {
+
+        private final GrantedLock handle;
+
+        private final LocalWakeups.Release outcome;
+
+        private final PendingRelease renewal;
+
+        /** Set on the releasing thread, inside the store's release, and read there after it. */
+        private boolean started;
+
+        WakeAtTransactionEnd(GrantedLock handle, LocalWakeups.Release outcome, PendingRelease renewal) {
+            this.handle = handle;
+            this.outcome = outcome;
+            this.renewal = renewal;
+        }
+
+        /** @return whether the release waits for the caller's transaction, which will wake the waiters */
+        boolean waitsForTransaction() {
+            return started;
+        }
+
+        @Override
+        public void started() {
+            started = true;
+            renewal.started();
+        }
+
+        @Override
+        public void ended() {
+            renewal.ended();
+            // also where the release failed and went to the retries: the waiters look, and poll on
+            wake(handle, outcome);
+        }
     }
 
     /** A release done by {@link #handOver}: its answer, and what it did for the other waiters. */

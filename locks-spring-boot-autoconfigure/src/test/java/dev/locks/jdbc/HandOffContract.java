@@ -166,6 +166,39 @@ abstract class HandOffContract extends LockServiceContract {
         });
     }
 
+    @Test
+    void aReleaseInsideTheCallersTransactionWakesAWaiterOfThisJvmWhenTheTransactionCommits() throws Exception {
+        LockHandle held = patient.acquire(x("/committed").build());
+        CompletableFuture<LockHandle> waiter = waitFor(x("/committed"));
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
+
+        transaction.executeWithoutResult(status -> {
+            held.release();
+            // a waiter woken by the release itself has looked by now, found the lock held, and gone back to sleep
+            sleep(Duration.ofMillis(200));
+            assertThat(waiter).as("held until the commit").isNotDone();
+        });
+
+        LockHandle got = waiter.get(20, TimeUnit.SECONDS);
+        assertThat(got.fencingToken()).isGreaterThan(held.fencingToken());
+        got.release();
+    }
+
+    @Test
+    void aReleaseInsideTheCallersTransactionWakesAWaiterOfThisJvmWhenTheTransactionRollsBack() throws Exception {
+        LockHandle held = patient.acquire(x("/rolled-back").build());
+        CompletableFuture<LockHandle> waiter = waitFor(x("/rolled-back"));
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(mainPool()));
+
+        transaction.executeWithoutResult(status -> {
+            held.release();
+            sleep(Duration.ofMillis(200));
+            status.setRollbackOnly();
+        });
+
+        waiter.get(20, TimeUnit.SECONDS).release();
+    }
+
     /** Starts a request on the patient node and returns once it is queued and asleep. */
     private CompletableFuture<LockHandle> waitFor(LockRequest.Builder request, Duration wait)
             throws InterruptedException {

@@ -116,7 +116,6 @@ public class DefaultLockService implements LockService, AutoCloseable {
         store.onRemoteRelease(wakeups::releasedInScope);
         this.renewer = new LeaseRenewer(store, settings, scheduler, listeners);
         this.releaseRetries = new ReleaseRetries(store);
-        store.onTakenOverReleaseFailure(releaseRetries::addTakenOver);
         Duration purge = settings.purgeInterval();
         this.purging = purge == null || purge.isZero() ? null : scheduler.scheduleWithFixedDelay(this::purge, purge);
     }
@@ -933,10 +932,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
     }
 
     /**
-     * A release the store puts off until the caller's transaction ends: the lease stays renewed, and
-     * this JVM's waiters hear of the release when it is made. Woken at the call, they would find the
-     * lock still held and sleep through its freeing, for a whole poll interval where other nodes'
-     * releases are announced (a store does not announce its own releases to itself).
+     * A release the store puts off until the caller's transaction ends: the lease stays renewed, a
+     * release that then fails is retried, and this JVM's waiters hear of the release when it is made.
+     * Woken at the call, they would find the lock still held and sleep through its freeing, for a
+     * whole poll interval where other nodes' releases are announced (a store does not announce its
+     * own releases to itself).
      */
     private final class WakeAtTransactionEnd implements PendingRelease {
 
@@ -948,6 +948,9 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
         /** Set on the releasing thread, inside the store's release, and read there after it. */
         private boolean started;
+
+        /** Set and read on the thread that ends the caller's transaction. */
+        private boolean retried;
 
         WakeAtTransactionEnd(GrantedLock handle, LocalWakeups.Release outcome, PendingRelease renewal) {
             this.handle = handle;
@@ -967,10 +970,17 @@ public class DefaultLockService implements LockService, AutoCloseable {
         }
 
         @Override
+        public void failed() {
+            retried = true;
+            releaseRetries.addTakenOver(handle, () -> wake(handle, outcome));
+        }
+
+        @Override
         public void ended() {
             renewal.ended();
-            // also where the release failed and went to the retries: the waiters look, and poll on
-            wake(handle, outcome);
+            if (!retried) {
+                wake(handle, outcome);
+            }
         }
     }
 

@@ -76,12 +76,14 @@ final class ReleaseRetries implements AutoCloseable {
                 false));
     }
 
-    /** Takes a release the store had taken over at the end of a caller's transaction, and which failed. */
-    void addTakenOver(Grant grant, Duration keep) {
-        if (queue(new Pending(grant, keep, "the lock with token " + grant.fencingToken(), null, () -> {
-        }, false))) {
-            log.warn("Could not release the lock with token {} after the caller's transaction; retrying in the background",
-                    grant.fencingToken());
+    /**
+     * Takes a handle whose release the store had taken over at the end of a caller's transaction,
+     * and which failed; its lease, renewed until the transaction ended, ends the retries.
+     */
+    void addTakenOver(GrantedLock handle, Runnable released) {
+        if (add(handle, released)) {
+            log.warn("Could not release {} after the caller's transaction; retrying in the background",
+                    handle.describe());
         }
     }
 

@@ -3,8 +3,6 @@ package dev.locks.jdbc;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Objects;
-import java.util.function.BiConsumer;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,22 +54,12 @@ final class CallersTransactionReleases {
     /** The isolation level of the pool's connections when a transaction does not set one; null until read. */
     private volatile Integer poolIsolation;
 
-    /** Told of releases after a transaction that failed; the engine retries them. */
-    private volatile BiConsumer<Grant, Duration> takenOverReleaseFailure = (grant, keepFor) -> log.warn(
-            "Could not release the lock with token {} after the caller's transaction; its lease will free it",
-            grant.fencingToken());
-
     CallersTransactionReleases(StoreTransactions transactions, SqlDialect dialect, JoinedReleases joinedReleases,
             ReleaseStatements statements) {
         this.transactions = transactions;
         this.dialect = dialect;
         this.joinedReleases = joinedReleases;
         this.statements = statements;
-    }
-
-    /** @param retry told of a release after a transaction that failed, with its keepFor */
-    void onTakenOverReleaseFailure(BiConsumer<Grant, Duration> retry) {
-        this.takenOverReleaseFailure = Objects.requireNonNull(retry, "retry");
     }
 
     /**
@@ -186,9 +174,8 @@ final class CallersTransactionReleases {
      * after every savepoint: a nested transaction rolled back to its savepoint cannot take it back;</li>
      * <li>once it has joined, renewals keep off the grant's rows ({@link JoinedReleases});</li>
      * <li>once the transaction has ended, a release that did not join, failed, or was rolled back
-     * runs on a connection of its own. If that fails, the engine is told and retries it: the
-     * transaction is over, so nothing it guarded is left uncommitted. Then the engine stops renewing
-     * the grant.</li>
+     * runs on a connection of its own. If that fails, the engine is told ({@link PendingRelease#failed})
+     * and retries it. Then the engine stops renewing the grant.</li>
      * </ul>
      */
     private final class ReleaseAtTransactionEnd implements TransactionSynchronization {
@@ -264,7 +251,7 @@ final class CallersTransactionReleases {
                 }
                 catch (RuntimeException ex) {
                     log.debug("Could not release a lock {}: {}", when, ex.toString());
-                    takenOverReleaseFailure.accept(grant, keepFor);
+                    pending.failed();
                 }
             }
             finally {

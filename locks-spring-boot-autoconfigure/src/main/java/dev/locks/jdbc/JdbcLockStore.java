@@ -431,11 +431,6 @@ public class JdbcLockStore implements LockStore {
     }
 
     @Override
-    public void onTakenOverReleaseFailure(BiConsumer<Grant, Duration> retry) {
-        callersTransactions.onTakenOverReleaseFailure(retry);
-    }
-
-    @Override
     public synchronized void onRemoteRelease(BiConsumer<LockKind, String> subscriber) {
         if (listener != null || !releaseNotifications) {
             return;

@@ -94,7 +94,8 @@ public interface LockStore {
      * @param grant the grant
      * @param keepFor for singletons with {@code lockAtLeastFor}: keep the grant until this long after
      *                it was granted, even past its lease; {@link Duration#ZERO} to delete it now
-     * @param pending told when the release waits for the caller's transaction, and when it no longer does
+     * @param pending told when the release waits for the caller's transaction, when it no longer does,
+     *                and when the release made after that transaction failed, for the engine to retry
      * @return true if a live grant was released, or is to be at the end of the caller's transaction
      * @throws dev.locks.LockUnavailableException if the store could not release now; the engine retries
      * @throws ReleaseDeferredException if the release failed in the caller's transaction and the store
@@ -188,16 +189,6 @@ public interface LockStore {
      * @param subscriber called with the kind and tenant where something was released
      */
     default void onRemoteRelease(BiConsumer<LockKind, String> subscriber) {
-    }
-
-    /**
-     * Asks to be told of releases this store took over (see {@link ReleaseDeferredException}, and
-     * releases it does after a caller's transaction ends) that then failed, so that the engine can
-     * retry them. Stores that never take a release over ignore it.
-     *
-     * @param retry called with the grant and its {@code keepFor}, after the caller's transaction ended
-     */
-    default void onTakenOverReleaseFailure(BiConsumer<Grant, Duration> retry) {
     }
 
     /**

@@ -37,6 +37,7 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 import dev.locks.LockHandle;
 import dev.locks.LockRequest;
+import dev.locks.LockSettings;
 import dev.locks.LockUnavailableException;
 import dev.locks.store.ReleaseDeferredException;
 import dev.locks.testing.TrappingDataSource;
@@ -141,6 +142,33 @@ abstract class CallersTransactionContract extends LockServiceContract {
                 .pollInterval(Duration.ofMillis(100)).until(() -> other.tryAcquire(x("/failed-twice").build()), Optional::isPresent)
                 .orElseThrow();
         taken.release();
+    }
+
+    @Test
+    void aReleaseRetriedAfterTheCallersTransactionWakesAWaiterOfThisJvmOnceItSucceeds() throws Exception {
+        TrappingDataSource trapping = new TrappingDataSource(newPool(4), TrappingDataSource.releasesAndLooksIn(prefix));
+        // backs off for a minute: only a release of this JVM wakes its waiter in time
+        JdbcLockService patient = node("node-patient", trapping.dataSource(), LockSettings.builder().nodeId("node-patient")
+                .slowWaitLog(null).backoff(Duration.ofMinutes(1), 1.0, Duration.ofMinutes(1), Duration.ZERO)
+                .waiterLease(Duration.ofMinutes(5)));
+        TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(trapping.dataSource()));
+        transaction.setIsolationLevel(TransactionDefinition.ISOLATION_READ_COMMITTED);
+        LockHandle h = patient.acquire(x("/retried").build());
+        CompletableFuture<LockHandle> waiter = CompletableFuture
+                .supplyAsync(() -> patient.acquire(x("/retried").waitAtMost(Duration.ofSeconds(30)).build()));
+        await("the waiter is queued").atMost(Duration.ofSeconds(10)).until(() -> patient.waitingCount() > 0);
+        sleep(Duration.ofMillis(200));
+
+        transaction.executeWithoutResult(status -> {
+            // the look at the release, then the release the store makes after the rollback
+            trapping.failNext("connection reset (test)", 2);
+            assertThatThrownBy(h::release).isInstanceOf(LockUnavailableException.class);
+            status.setRollbackOnly();
+        });
+
+        LockHandle got = waiter.get(20, TimeUnit.SECONDS);
+        assertThat(got.fencingToken()).isGreaterThan(h.fencingToken());
+        got.release();
     }
 
     @Test

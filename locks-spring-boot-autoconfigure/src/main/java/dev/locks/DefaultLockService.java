@@ -906,7 +906,12 @@ public class DefaultLockService implements LockService, AutoCloseable {
             boolean failed = !answered;
             LocalWakeups.HandedOver handed = new LocalWakeups.HandedOver(handOff == null ? null : handOff.next(), sent,
                     failed);
-            if (next.deliver(handed)) {
+            if (answered && handOff == null) {
+                // declined (the release waits for the caller's transaction): the waiter sleeps on, and
+                // hears of the release when it is made
+                next.unclaim();
+            }
+            else if (next.deliver(handed)) {
                 if (handed.granted()) {
                     handOffs.incrementAndGet();
                 }
@@ -933,10 +938,11 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
     /**
      * A release the store puts off until the caller's transaction ends: the lease stays renewed, a
-     * release that then fails is retried, and this JVM's waiters hear of the release when it is made.
-     * Woken at the call, they would find the lock still held and sleep through its freeing, for a
-     * whole poll interval where other nodes' releases are announced (a store does not announce its
-     * own releases to itself).
+     * release that then fails is retried, and this JVM's waiters hear of the release when it is made
+     * (or when a retry succeeds or gives up at the lease's end). Woken at the call, they would find
+     * the lock still held and sleep through its freeing until their next poll. A release that joins a
+     * commit already under way wakes them at the call too: they meet its row locks or its rows, and
+     * hear again at the end.
      */
     private final class WakeAtTransactionEnd implements PendingRelease {
 
@@ -971,8 +977,7 @@ public class DefaultLockService implements LockService, AutoCloseable {
 
         @Override
         public void failed() {
-            retried = true;
-            releaseRetries.addTakenOver(handle, () -> wake(handle, outcome));
+            retried = releaseRetries.addTakenOver(handle, () -> wake(handle, outcome));
         }
 
         @Override

@@ -377,7 +377,20 @@ final class LocalWakeups {
         }
 
         /**
-         * The claiming release's answer; called exactly once per {@link LocalWakeups#claimFirst}.
+         * Gives a claim back without an answer, instead of {@link #deliver}: the release did not hand
+         * anything over and has freed nothing yet, so the waiter sleeps on as if never claimed.
+         */
+        synchronized void unclaim() {
+            if (state == State.CLAIMED) {
+                state = State.SLEEPING;
+                // a waiter that woke meanwhile is waiting in work() for the answer
+                notifyAll();
+            }
+        }
+
+        /**
+         * The claiming release's answer; called exactly once per {@link LocalWakeups#claimFirst},
+         * unless the claim is given back with {@link #unclaim}.
          *
          * @return false if the waiter had given up: a grant in {@code handed} is then nobody's and
          *         the caller must release it

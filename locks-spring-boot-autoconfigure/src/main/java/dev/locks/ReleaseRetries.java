@@ -41,7 +41,7 @@ final class ReleaseRetries implements AutoCloseable {
      * @param handle the handle released, whose lease (read at each round: a renewal under way when
      *               it was released may still extend it) ends the retries; null for a grant without
      *               one, whose retries end when the store answers at all (a lapsed grant answers false)
-     * @param released what to do once it succeeded
+     * @param released what to do once it succeeded, or the lease it ran out on freed the lock
      */
     private record Pending(Grant grant, Duration keep, String description, GrantedLock handle, Runnable released,
             boolean uncertain) {
@@ -79,12 +79,16 @@ final class ReleaseRetries implements AutoCloseable {
     /**
      * Takes a handle whose release the store had taken over at the end of a caller's transaction,
      * and which failed; its lease, renewed until the transaction ended, ends the retries.
+     *
+     * @return false if it was refused and the lease is left to free the lock
      */
-    void addTakenOver(GrantedLock handle, Runnable released) {
+    boolean addTakenOver(GrantedLock handle, Runnable released) {
         if (add(handle, released)) {
             log.warn("Could not release {} after the caller's transaction; retrying in the background",
                     handle.describe());
+            return true;
         }
+        return false;
     }
 
     /**
@@ -174,6 +178,8 @@ final class ReleaseRetries implements AutoCloseable {
             }
             if (release.leaseOver()) {
                 log.debug("Gave up releasing {}: its lease has run out", release.description());
+                // which freed the lock as a release would have
+                release.released().run();
                 continue;
             }
             boolean freed;

@@ -259,6 +259,39 @@ class LocalWakeupsTest {
     }
 
     @Test
+    void aClaimGivenBackLeavesTheWaiterAsleepAndClaimableAgain() throws Exception {
+        LocalWakeups.Waiter waiter = wakeups.register(queued("/a", 1));
+        waiter.await(0);
+
+        wakeups.claimFirst(LockKind.PATH, "t", paths("/a")).unclaim();
+
+        assertThat(waiter.await(0)).as("not woken").isFalse();
+        assertThat(wakeups.claimFirst(LockKind.PATH, "t", paths("/a"))).isSameAs(waiter);
+    }
+
+    @Test
+    void aWaiterWakingDuringAHandOffThatIsGivenBackGoesOnWithNothingHandedOver() throws Exception {
+        LocalWakeups.Waiter waiter = wakeups.register(queued("/a", 1));
+        waiter.await(0);
+        LocalWakeups.Waiter claimed = wakeups.claimFirst(LockKind.PATH, "t", paths("/a"));
+
+        CompletableFuture<LocalWakeups.HandedOver> taken = CompletableFuture.supplyAsync(() -> {
+            try {
+                return waiter.work(System.nanoTime() + SOON);
+            }
+            catch (InterruptedException ex) {
+                throw new IllegalStateException(ex);
+            }
+        });
+        Thread.sleep(50);
+        assertThat(taken).isNotDone();
+        claimed.unclaim();
+
+        assertThat(taken.get(10, TimeUnit.SECONDS)).isNull();
+        assertThat(waiter.gaveUp()).isFalse();
+    }
+
+    @Test
     void aWaiterWakingDuringAHandOffWaitsForItsAnswer() throws Exception {
         LocalWakeups.Waiter waiter = wakeups.register(queued("/a", 1));
         waiter.await(0);

@@ -80,6 +80,26 @@ class ReleaseRetriesTest {
     }
 
     @Test
+    void aReleaseGivenUpAtTheEndOfItsLeaseStillTellsTheWaitersTheLockIsFree() {
+        ReleaseRetries retries = new ReleaseRetries(InterceptedStore.of(h2.store(), (method, args, call) -> {
+            if (method.equals("release")) {
+                releaseCalls.incrementAndGet();
+            }
+            return call.proceed();
+        }));
+        GrantedLock handle = new GrantedLock(null, LockRequest.paths("/").build(), "default", List.of(LockPath.ROOT),
+                Duration.ofMillis(1), null, grant, System.nanoTime() - TimeUnit.SECONDS.toNanos(1));
+        assertThat(retries.add(handle, released::incrementAndGet)).isTrue();
+
+        retries.retry();
+
+        assertThat(releaseCalls).as("no release after the lease").hasValue(0);
+        assertThat(released).hasValue(1);
+        assertThat(retries.size()).isZero();
+        retries.close();
+    }
+
+    @Test
     void aReleaseOfferedAfterCloseIsRefusedSoThatItsLeaseIsSaidToFreeIt() {
         ReleaseRetries retries = new ReleaseRetries(h2.store());
         retries.close();

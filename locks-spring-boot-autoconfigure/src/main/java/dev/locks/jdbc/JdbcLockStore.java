@@ -122,16 +122,15 @@ public class JdbcLockStore implements LockStore {
         this.callersTransactions = new CallersTransactionReleases(transactions, dialect, joinedReleases,
                 new CallersTransactionReleases.ReleaseStatements() {
 
-                    // this node's waiters were woken at the release and looked too early: its own
-                    // notice, sent at the commit, must reach them too
+                    // the engine wakes this node's waiters when the transaction has ended (PendingRelease.ended)
                     @Override
                     public StoreTransactions.SqlWork<Integer> joining(Grant grant, Duration keepFor) {
-                        return releaseWork(grant, keepFor, ReleaseOrigin.ANY, false, false);
+                        return releaseWork(grant, keepFor, origin, false, false);
                     }
 
                     @Override
                     public StoreTransactions.SqlWork<Integer> afterTransaction(Grant grant, Duration keepFor) {
-                        return releaseWork(grant, keepFor, ReleaseOrigin.ANY, !durableReleases, true);
+                        return releaseWork(grant, keepFor, origin, !durableReleases, true);
                     }
 
                     @Override

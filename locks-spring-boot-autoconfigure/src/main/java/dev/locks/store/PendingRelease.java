@@ -9,7 +9,11 @@ package dev.locks.store;
  */
 public interface PendingRelease {
 
-    /** For releases nothing renews or retries: the engine's own retries, made outside any caller's transaction. */
+    /**
+     * For releases that nothing renews meanwhile and nothing retries (the engine's own retries, made
+     * outside any caller's transaction): a release after the caller's transaction that fails is left
+     * to the grant's lease.
+     */
     PendingRelease NONE = new PendingRelease() {
 
         @Override

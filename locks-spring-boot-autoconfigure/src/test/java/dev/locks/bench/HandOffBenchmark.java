@@ -14,6 +14,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 import dev.locks.LockHandle;
 import dev.locks.LockRequest;
@@ -23,7 +25,8 @@ import dev.locks.testing.TestDatabase;
 /**
  * Hand-off: the time from the holder's release call until a waiting thread holds the lock, in the
  * same JVM and across two nodes (separate pools, separate services), this library against
- * JdbcLockRegistry measured the same way. The holder keeps the lock for a random 100-300 ms after
+ * JdbcLockRegistry measured the same way; and ours in the same JVM where the holder releases inside
+ * a transaction of its own on the lock tables' pool, so that the release waits for the commit. The holder keeps the lock for a random 100-300 ms after
  * the waiter started waiting, so that a poller is caught at a random point of its cycle.
  *
  * <p>Each hand-off is a chain of round trips to server processes that sat idle through the hold
@@ -56,6 +59,8 @@ class HandOffBenchmark {
             JdbcLockRegistry registryA = db.registry(db.poolA());
             JdbcLockRegistry registryB = db.registry(db.poolB());
             Samples oursSame = new Samples();
+            Samples oursInTransaction = new Samples();
+            TransactionTemplate transaction = new TransactionTemplate(new DataSourceTransactionManager(db.poolA()));
             Samples oursAcross = new Samples();
             Samples theirsSame = new Samples();
             Samples theirsAcross = new Samples();
@@ -69,12 +74,14 @@ class HandOffBenchmark {
                 long b = handOff(registryA, registryA, "handoff-same", holdMillis);
                 long c = handOff(nodeA, nodeB, "/handoff/across", holdMillis);
                 long d = handOff(registryA, registryB, "handoff-across", holdMillis);
+                long g = handOff(nodeA, nodeA, "/handoff/transaction", holdMillis, transaction);
                 long e = afterIdle(idle, "SELECT 1", holdMillis);
                 long f = afterIdle(idle, "INSERT INTO idle_probe (v) VALUES (1)", holdMillis);
                 if (i >= WARMUP_HAND_OFFS) {
                     idleSelect.add(e);
                     idleInsert.add(f);
                     oursSame.add(a);
+                    oursInTransaction.add(g);
                     theirsSame.add(b);
                     oursAcross.add(c);
                     theirsAcross.add(d);
@@ -88,6 +95,10 @@ class HandOffBenchmark {
                 case H2 -> Double.NaN;
             };
             report("across nodes", oursAcross, theirsAcross, acrossTarget);
+            Results.figure("locks, same JVM, released inside a transaction of the holder's, its commit included:"
+                    + " median (p90, max)", Results.millis(oursInTransaction.median()) + " ("
+                    + Results.millis(oursInTransaction.percentile(90)) + ", " + Results.millis(oursInTransaction.max()) + ")",
+                    "", true);
             Results.figure("the machine's floor: a SELECT 1 after the same idle time, median (p90)",
                     Results.millis(idleSelect.median()) + " (" + Results.millis(idleSelect.percentile(90)) + ")", "", true);
             Results.figure("the machine's floor: an auto-committed one-row INSERT after the same idle time, median (p90)",
@@ -117,6 +128,15 @@ class HandOffBenchmark {
     /** @return nanoseconds from the holder's release call to the waiter's acquire returning */
     private static long handOff(JdbcLockService holder, JdbcLockService waiter, String path, long holdMillis)
             throws Exception {
+        return handOff(holder, waiter, path, holdMillis, null);
+    }
+
+    /**
+     * @param transaction where the holder releases, as at the end of an outer transaction: the release waits
+     *                    for its commit; null to release outside any
+     */
+    private static long handOff(JdbcLockService holder, JdbcLockService waiter, String path, long holdMillis,
+            TransactionTemplate transaction) throws Exception {
         LockRequest request = LockRequest.paths(path).exclusive().waitAtMost(WAIT).build();
         LockHandle held = holder.acquire(request);
         int waitingBefore = waiter.waitingCount();
@@ -125,7 +145,9 @@ class HandOffBenchmark {
                 return System.nanoTime();
             }
         }, () -> waiter.waitingCount() > waitingBefore, holdMillis, () -> {
-            if (!held.release()) {
+            boolean released = transaction == null ? held.release()
+                    : Boolean.TRUE.equals(transaction.execute(status -> held.release()));
+            if (!released) {
                 throw new IllegalStateException("The held lock on " + path + " was gone before its release");
             }
         });

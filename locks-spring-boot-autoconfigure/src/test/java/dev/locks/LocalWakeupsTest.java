@@ -275,14 +275,7 @@ class LocalWakeupsTest {
         waiter.await(0);
         LocalWakeups.Waiter claimed = wakeups.claimFirst(LockKind.PATH, "t", paths("/a"));
 
-        CompletableFuture<LocalWakeups.HandedOver> taken = CompletableFuture.supplyAsync(() -> {
-            try {
-                return waiter.work(System.nanoTime() + SOON);
-            }
-            catch (InterruptedException ex) {
-                throw new IllegalStateException(ex);
-            }
-        });
+        CompletableFuture<LocalWakeups.HandedOver> taken = workAsync(waiter);
         Thread.sleep(50);
         assertThat(taken).isNotDone();
         claimed.unclaim();
@@ -298,14 +291,7 @@ class LocalWakeupsTest {
         LocalWakeups.Waiter claimed = wakeups.claimFirst(LockKind.PATH, "t", paths("/a"));
         LocalWakeups.HandedOver handed = granted(42);
 
-        CompletableFuture<LocalWakeups.HandedOver> taken = CompletableFuture.supplyAsync(() -> {
-            try {
-                return waiter.work(System.nanoTime() + SOON);
-            }
-            catch (InterruptedException ex) {
-                throw new IllegalStateException(ex);
-            }
-        });
+        CompletableFuture<LocalWakeups.HandedOver> taken = workAsync(waiter);
         Thread.sleep(50);
         assertThat(taken).isNotDone();
         claimed.deliver(handed);
@@ -415,5 +401,17 @@ class LocalWakeupsTest {
     private static List<LockPath> paths(String... paths) {
         PathNormalizer normalizer = new PathNormalizer(true, 4000);
         return java.util.Arrays.stream(paths).map(normalizer::normalize).toList();
+    }
+
+    /** The waiter's thread coming back to work, as it does when its sleep ends. */
+    private static CompletableFuture<LocalWakeups.HandedOver> workAsync(LocalWakeups.Waiter waiter) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return waiter.work(System.nanoTime() + SOON);
+            }
+            catch (InterruptedException ex) {
+                throw new IllegalStateException(ex);
+            }
+        });
     }
 }

@@ -42,12 +42,7 @@ class ReleaseRetriesTest {
 
     @Test
     void aGrantWhoseOutcomeWasNotKnownAndNeverHappenedEndsAtTheFirstAnswerWakingNobody() {
-        ReleaseRetries retries = new ReleaseRetries(InterceptedStore.of(h2.store(), (method, args, call) -> {
-            if (method.equals("release")) {
-                releaseCalls.incrementAndGet();
-            }
-            return call.proceed();
-        }));
+        ReleaseRetries retries = new ReleaseRetries(countingReleases());
 
         retries.addUncertain(grant, "EXCLUSIVE /never in tenant 'default'", released::incrementAndGet);
         retries.retry();
@@ -81,12 +76,7 @@ class ReleaseRetriesTest {
 
     @Test
     void aReleaseGivenUpAtTheEndOfItsLeaseStillTellsTheWaitersTheLockIsFree() {
-        ReleaseRetries retries = new ReleaseRetries(InterceptedStore.of(h2.store(), (method, args, call) -> {
-            if (method.equals("release")) {
-                releaseCalls.incrementAndGet();
-            }
-            return call.proceed();
-        }));
+        ReleaseRetries retries = new ReleaseRetries(countingReleases());
         GrantedLock handle = new GrantedLock(null, LockRequest.paths("/").build(), "default", List.of(LockPath.ROOT),
                 Duration.ofMillis(1), null, grant, System.nanoTime() - TimeUnit.SECONDS.toNanos(1));
         assertThat(retries.add(handle, released::incrementAndGet)).isTrue();
@@ -133,5 +123,15 @@ class ReleaseRetriesTest {
         assertThat(releaseCalls).as("the retry under way, then the last round's").hasValue(2);
         assertThat(released).hasValue(1);
         assertThat(retries.size()).isZero();
+    }
+
+    /** The H2 store, counting its release calls. */
+    private LockStore countingReleases() {
+        return InterceptedStore.of(h2.store(), (method, args, call) -> {
+            if (method.equals("release")) {
+                releaseCalls.incrementAndGet();
+            }
+            return call.proceed();
+        });
     }
 }

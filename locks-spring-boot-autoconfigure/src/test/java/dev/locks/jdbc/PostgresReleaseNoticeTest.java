@@ -104,16 +104,20 @@ class PostgresReleaseNoticeTest extends LockServiceContract {
     }
 
     @Test
-    void aReleaseInTheCallersTransactionIsHeardByTheStoreThatSentIt() throws Exception {
-        // its waiters here were woken before the commit, too early to find the lock free
+    void aReleaseInTheCallersTransactionIsHeardByTheOtherStoresOnly() throws Exception {
+        // the engine wakes the sending node's waiters itself when the transaction ends (PendingRelease.ended)
         String joined = "joined-" + UUID.randomUUID();
+        String others = "others-" + UUID.randomUUID();
         waitingIn(joined);
+        waitingIn(others);
         Grant grant = a.tryGrant(request(joined, "/joined")).grant();
 
         new TransactionTemplate(new DataSourceTransactionManager(poolOfA))
                 .executeWithoutResult(status -> assertThat(a.release(grant, Duration.ZERO)).isTrue());
+        grantAndRelease(b, others);
 
-        assertThat(firstHeard(heardByA)).isEqualTo("P" + joined);
+        assertThat(firstHeard(heardByB)).isEqualTo("P" + joined);
+        assertThat(firstHeard(heardByA)).as("the first notice a heard").isEqualTo("P" + others);
     }
 
     @Test

@@ -84,8 +84,9 @@ final class ExpressionReferenceCheck {
 
     private static String known(String[] parameterNames) {
         if (parameterNames == null) {
-            return ": its parameter names were not compiled in. Compile with -parameters (Spring Boot's Maven and "
-                    + "Gradle plugins do), or refer to the arguments by position: #p0, #p1, ...";
+            return ": its parameter names were not compiled in. Compile with -parameters (spring-boot-starter-parent"
+                    + " and Spring Boot's Gradle plugin set it; without the parent, set <parameters>true</parameters> on"
+                    + " maven-compiler-plugin), or refer to the arguments by position: #p0, #p1, ...";
         }
         return parameterNames.length == 0 ? " (it has none)"
                 : " (its parameters: " + String.join(", ", parameterNames) + "; by position #p0, #p1, ...)";

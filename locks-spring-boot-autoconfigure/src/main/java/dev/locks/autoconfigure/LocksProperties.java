@@ -258,9 +258,10 @@ public class LocksProperties {
         private String tablePrefix = "locks_";
 
         /**
-         * When to create the lock tables at start-up: 'embedded' (only for embedded databases such as
-         * H2), 'always' or 'never' (tables made by Flyway or Liquibase from the shipped scripts). Where
-         * they are not created, the start fails if the database answers that they are missing.
+         * When to create the lock tables at start-up: 'embedded' (only in an in-memory database such
+         * as jdbc:h2:mem:, not in a file or server H2), 'always' or 'never' (tables made by Flyway or
+         * Liquibase from the shipped scripts). Where they are not created, the start fails if the
+         * database answers that they are missing.
          */
         private DatabaseInitializationMode initializeSchema = DatabaseInitializationMode.EMBEDDED;
 

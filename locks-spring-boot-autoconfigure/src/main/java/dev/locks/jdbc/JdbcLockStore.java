@@ -1090,8 +1090,8 @@ public class JdbcLockStore implements LockStore {
         }
         if (!unreadable.isEmpty()) {
             throw new IllegalStateException("The lock tables " + unreadable + " are missing or may not be read ("
-                    + firstError + "): create them with the builder's createSchema(true) "
-                    + "(locks.jdbc.initialize-schema=always with Spring Boot), or apply the script "
+                    + firstError + "): create them at start-up (locks.jdbc.initialize-schema=always with Spring Boot,"
+                    + " createSchema(true) on JdbcLockService's builder), or apply the script "
                     + dialect.schemaResource() + " from the library's jar with ${prefix} replaced by '"
                     + tables.prefix() + "'");
         }

@@ -614,7 +614,8 @@ public abstract class SqlDialect {
         SqlDialect detected = of(product.toLowerCase(Locale.ROOT), version);
         if (expected != null && (detected == null || !expected.equals(family(detected)))) {
             throw new MismatchedDialectException("The lock store was given the " + getClass().getSimpleName()
-                    + ", which speaks " + expected + ", but its database reports '" + product + " " + version + "'");
+                    + ", which speaks " + expected + ", but its database reports '" + product + " " + version + "'"
+                    + ": leave the dialect unset (locks.jdbc.dialect with Spring Boot) to detect it from the connection");
         }
     }
 

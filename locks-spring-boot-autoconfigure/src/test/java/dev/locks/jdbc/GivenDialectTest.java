@@ -23,7 +23,8 @@ class GivenDialectTest {
         assertThatThrownBy(() -> new PostgresDialect().checkFits("MySQL", "8.4.3"))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessage("The lock store was given the PostgresDialect, which speaks PostgreSQL, but its database"
-                        + " reports 'MySQL 8.4.3'");
+                        + " reports 'MySQL 8.4.3': leave the dialect unset (locks.jdbc.dialect with Spring Boot) to detect"
+                        + " it from the connection");
     }
 
     @Test

@@ -43,7 +43,9 @@ import dev.locks.LockService;
  * <p>Release: with no transaction active when the locks were taken, in {@code finally}. Inside a
  * transaction, at its end (see {@link TransactionBoundRelease}), never before the work commits. With
  * the advisor ordered outside {@code @Transactional} (the default), the method's own transaction is
- * not active yet when the lock is taken: lock, begin, method, commit, release.
+ * not active yet when the lock is taken: lock, begin, method, commit, release. Either way the commit
+ * first checks that the locks are not known lost ({@link LockedTransactionListener}, {@link
+ * TransactionBoundRelease}).
  */
 public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
 
@@ -128,11 +130,11 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
                 && TransactionSynchronizationManager.isActualTransactionActive()) {
             TransactionSynchronizationManager.registerSynchronization(
                     new TransactionBoundRelease(held, lockStoreResource.get().orElse(null)));
-            return targetMethod.awaited(invocation.proceed());
+            return proceedHolding(held, invocation, targetMethod);
         }
         Throwable failure = null;
         try {
-            return targetMethod.awaited(invocation.proceed());
+            return proceedHolding(held, invocation, targetMethod);
         }
         catch (Throwable ex) {
             failure = ex;
@@ -140,6 +142,18 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
         }
         finally {
             LockHandles.releaseAllAfterWork(held, failure);
+        }
+    }
+
+    /** Runs the method; a transaction that begins inside it checks these locks at its commit. */
+    private static Object proceedHolding(List<LockHandle> held, MethodInvocation invocation, TargetMethod targetMethod)
+            throws Throwable {
+        AnnotationLocksOnThread.entered(held);
+        try {
+            return targetMethod.awaited(invocation.proceed());
+        }
+        finally {
+            AnnotationLocksOnThread.left();
         }
     }
 

@@ -20,7 +20,8 @@ import dev.locks.LockHandles;
  * committed or rolled back and the store releases on a connection of its own.</li>
  * </ul>
  * Releasing twice is harmless: a handle already released does nothing. If the joined release is
- * rolled back with the transaction, the store repeats it on its own.
+ * rolled back with the transaction, the store repeats it on its own. A lock known to be lost fails
+ * the commit first ({@link LostLockCommitCheck}).
  */
 final class TransactionBoundRelease implements TransactionSynchronization {
 
@@ -45,6 +46,10 @@ final class TransactionBoundRelease implements TransactionSynchronization {
 
     @Override
     public void beforeCommit(boolean readOnly) {
+        if (!readOnly) {
+            // rolled back and released after it, rather than committed unprotected
+            LostLockCommitCheck.failIfLost(handles);
+        }
         // a read-only transaction refuses the DELETE; its release follows the commit instead
         if (!readOnly && lockStoreResource != null && TransactionSynchronizationManager.hasResource(lockStoreResource)) {
             for (int i = handles.size() - 1; i >= 0; i--) {

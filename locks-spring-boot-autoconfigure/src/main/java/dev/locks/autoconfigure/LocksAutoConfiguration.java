@@ -34,6 +34,7 @@ import dev.locks.aop.AnnotationLockOperationSource;
 import dev.locks.aop.BeanFactoryLockOperationSourceAdvisor;
 import dev.locks.aop.LockExpressionEvaluator;
 import dev.locks.aop.LockInterceptor;
+import dev.locks.aop.LockedTransactionListener;
 import dev.locks.aop.LockOperationSource;
 import dev.locks.jdbc.H2Dialect;
 import dev.locks.jdbc.JdbcLockService;
@@ -224,6 +225,14 @@ public final class LocksAutoConfiguration {
             interceptor.setLockStoreResource(() -> lockService.getObject() instanceof JdbcLockService jdbc
                     ? jdbc.store().dataSource() : null);
             return interceptor;
+        }
+
+        /** Boot's transaction managers take it up (TransactionManagerCustomizationAutoConfiguration). */
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        @ConditionalOnMissingBean
+        static LockedTransactionListener lockedTransactionListener() {
+            return new LockedTransactionListener();
         }
 
         @Bean

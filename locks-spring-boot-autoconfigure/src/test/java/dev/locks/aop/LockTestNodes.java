@@ -14,6 +14,7 @@ import org.springframework.boot.autoconfigure.ImportAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.test.util.TestPropertyValues;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.boot.transaction.autoconfigure.TransactionManagerCustomizationAutoConfiguration;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.jdbc.datasource.DelegatingDataSource;
@@ -219,8 +220,9 @@ public final class LockTestNodes implements AutoCloseable {
     }
 
     /** The auto-configurations a node runs, in Boot's order. */
-    @ImportAutoConfiguration({ DataSourceTransactionManagerAutoConfiguration.class,
-            TransactionAutoConfiguration.class, LocksAutoConfiguration.class })
+    @ImportAutoConfiguration({ TransactionManagerCustomizationAutoConfiguration.class,
+            DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
+            LocksAutoConfiguration.class })
     static class AutoConfigurations {
     }
 }

@@ -29,6 +29,8 @@ import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import dev.locks.LockHolder;
+import dev.locks.LockLostException;
 import dev.locks.LockUnavailableException;
 import dev.locks.annotation.PathLocked;
 import dev.locks.testing.TrappingDataSource;
@@ -224,6 +226,36 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
     }
 
     @Test
+    void aLockKnownLostBeforeTheCommitRollsTheWorkBack() {
+        assertThatThrownBy(() -> writer.writeThen(301, () -> loseTheLock("/docs/301")))
+                .isInstanceOf(LockLostException.class).hasMessageContaining("/docs/301")
+                .hasMessageContaining("force-released");
+        assertThat(rows(301)).as("the work was rolled back").isZero();
+    }
+
+    @Test
+    void withTheLockOrderedInsideTheTransactionALockKnownLostBeforeTheCommitRollsTheWorkBack() {
+        assertThatThrownBy(() -> insideWriter.writeThen(302, () -> loseTheLock("/docs/302")))
+                .isInstanceOf(LockLostException.class).hasMessageContaining("/docs/302");
+        assertThat(rows(302)).as("the work was rolled back").isZero();
+    }
+
+    @Test
+    void insideAnOuterTransactionALockKnownLostBeforeTheOuterCommitRollsTheWorkBack() {
+        assertThatThrownBy(() -> writerTransactions.executeWithoutResult(
+                status -> writer.writeThen(303, () -> loseTheLock("/docs/303"))))
+                .isInstanceOf(LockLostException.class).hasMessageContaining("/docs/303");
+        assertThat(rows(303)).as("the work was rolled back").isZero();
+    }
+
+    @Test
+    void aLockStillHeldAtTheCommitLetsTheWorkCommit() {
+        writer.writeThen(304, () -> PathLockedContract.sleep(1200));
+        assertThat(rows(304)).isEqualTo(1);
+        assertThat(nodes.isLocked("/docs/304")).isFalse();
+    }
+
+    @Test
     void aReadOnlyOuterTransactionReleasesAfterItsCommit() {
         TransactionTemplate readOnly = new TransactionTemplate(writerTransactions.getTransactionManager());
         readOnly.setReadOnly(true);
@@ -271,6 +303,17 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
         };
     }
 
+    /**
+     * Force-releases the lock on {@code path} from the probe, as an operator would, and waits until
+     * the holder's renewals (every third of its one-second lease) have noticed.
+     */
+    private void loseTheLock(String path) {
+        List<LockHolder> holders = nodes.probe().holders(null, path);
+        assertThat(holders).hasSize(1);
+        assertThat(nodes.probe().forceRelease(holders.get(0).lockId())).isTrue();
+        PathLockedContract.sleep(1200);
+    }
+
     private int rows(int id) {
         return new JdbcTemplate(nodes.probePool()).queryForObject("SELECT COUNT(*) FROM " + table + " WHERE id = ?",
                 Integer.class, id);
@@ -313,6 +356,14 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
         @Transactional
         public void write(int id) {
             jdbc.update("INSERT INTO " + table + " (id, body) VALUES (?, 'v1')", id);
+        }
+
+        /** A lease of a second, renewed every third of it: a lost lock is noticed within the method. */
+        @PathLocked(paths = "'/docs/' + #id", lease = "1s")
+        @Transactional
+        public void writeThen(int id, Runnable then) {
+            jdbc.update("INSERT INTO " + table + " (id, body) VALUES (?, 'v1')", id);
+            then.run();
         }
 
         @PathLocked(paths = "'/docs/' + #id")

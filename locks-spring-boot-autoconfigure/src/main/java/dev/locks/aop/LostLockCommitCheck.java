@@ -1,0 +1,58 @@
+package dev.locks.aop;
+
+import java.util.List;
+
+import org.springframework.core.Ordered;
+import org.springframework.transaction.support.TransactionSynchronization;
+
+import dev.locks.LockHandle;
+import dev.locks.LockLostException;
+
+/**
+ * Fails the commit of work whose locks are known to be lost, so that it rolls back instead of
+ * committing unprotected: a lease that ran out without renewal (a pause longer than the lease, a
+ * database out of reach), or an operator's force-release that a renewal has noticed. The handles
+ * answer from what the engine knows, without a round trip: a force-release is known at the next
+ * renewal (every lease/3), and one made since still lets the commit through; fencing tokens are
+ * the guard for that window.
+ */
+final class LostLockCommitCheck implements TransactionSynchronization {
+
+    /** Before the release that joins the commit ({@link TransactionBoundRelease}), after the application's own work. */
+    static final int ORDER = Ordered.LOWEST_PRECEDENCE - 1;
+
+    private final List<LockHandle> handles;
+
+    LostLockCommitCheck(List<LockHandle> handles) {
+        this.handles = List.copyOf(handles);
+    }
+
+    @Override
+    public int getOrder() {
+        return ORDER;
+    }
+
+    @Override
+    public void beforeCommit(boolean readOnly) {
+        if (!readOnly) {
+            failIfLost(handles);
+        }
+    }
+
+    /**
+     * @throws LockLostException naming the first lock known lost, which rolls the transaction back
+     */
+    static void failIfLost(List<LockHandle> handles) {
+        for (LockHandle handle : handles) {
+            try {
+                handle.checkValid();
+            }
+            catch (LockLostException ex) {
+                LockLostException rolledBack = new LockLostException(
+                        "Rolled the transaction back instead of committing it unprotected: " + ex.getMessage());
+                rolledBack.initCause(ex);
+                throw rolledBack;
+            }
+        }
+    }
+}

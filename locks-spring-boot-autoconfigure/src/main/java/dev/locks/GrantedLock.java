@@ -80,9 +80,26 @@ final class GrantedLock implements LockHandle {
         String why = switch (s) {
             case RELEASED -> "it was released";
             case LOST -> lostReason;
-            case HELD -> "its lease of " + lease + " ran out at " + grant.expiresAt() + " without renewal";
+            case HELD -> ranOut();
         };
         throw new LockLostException("Lock " + describe() + " is no longer held: " + why);
+    }
+
+    private String ranOut() {
+        return "its lease of " + lease + " ran out at " + grant.expiresAt() + " without renewal";
+    }
+
+    /**
+     * @return why the lock is known lost (a renewal found the grant gone, or the lease ran out
+     *         unrenewed), or null; null for a released handle too, whose grant a caller's transaction
+     *         may keep until its commit
+     */
+    String knownLostReason() {
+        State s = state.get();
+        if (s == State.LOST) {
+            return lostReason;
+        }
+        return s == State.HELD && System.nanoTime() - validUntilNanos >= 0 ? ranOut() : null;
     }
 
     @Override

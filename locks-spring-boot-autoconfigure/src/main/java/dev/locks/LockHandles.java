@@ -18,6 +18,36 @@ public final class LockHandles {
     }
 
     /**
+     * Why the lock of {@code handle} is known to be lost, from what the engine knows without a round
+     * trip: its lease ran out without renewal, or a renewal found its grant gone (force-released, or
+     * expired). A handle released already is not judged: its release may wait for the commit of a
+     * caller's transaction, which keeps the grant until then.
+     *
+     * @param handle a handle
+     * @return the reason, naming the lock, or null if it is not known lost
+     */
+    public static String knownLost(LockHandle handle) {
+        if (handle instanceof GrantedLock granted) {
+            String why = granted.knownLostReason();
+            return why == null ? null : "lock " + granted.describe() + " is no longer held: " + why;
+        }
+        if (handle instanceof NestedLock nested) {
+            return nested.knownLostReason();
+        }
+        // a handle of another implementation judges itself
+        if (handle.isValid()) {
+            return null;
+        }
+        try {
+            handle.checkValid();
+            return null;
+        }
+        catch (LockLostException ex) {
+            return ex.getMessage();
+        }
+    }
+
+    /**
      * Releases {@code handle}; a failure is logged and, if the work failed too, added to the work's
      * exception as suppressed.
      *

@@ -102,6 +102,17 @@ final class NestedLock implements LockHandle {
         }
     }
 
+    /** @return why a lock this one relies on is known lost, or null ({@link LockHandles#knownLost}) */
+    String knownLostReason() {
+        for (LockHandle handle : all()) {
+            String why = LockHandles.knownLost(handle);
+            if (why != null) {
+                return why;
+            }
+        }
+        return null;
+    }
+
     @Override
     public boolean renew() {
         return renewAll(null);

@@ -128,6 +128,7 @@ public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
         }
         if (TransactionSynchronizationManager.isSynchronizationActive()
                 && TransactionSynchronizationManager.isActualTransactionActive()) {
+            TransactionSynchronizationManager.registerSynchronization(new LostLockCommitCheck(held));
             TransactionSynchronizationManager.registerSynchronization(
                     new TransactionBoundRelease(held, lockStoreResource.get().orElse(null)));
             return proceedHolding(held, invocation, targetMethod);

@@ -6,6 +6,7 @@ import org.springframework.core.Ordered;
 import org.springframework.transaction.support.TransactionSynchronization;
 
 import dev.locks.LockHandle;
+import dev.locks.LockHandles;
 import dev.locks.LockLostException;
 
 /**
@@ -14,7 +15,9 @@ import dev.locks.LockLostException;
  * database out of reach), or an operator's force-release that a renewal has noticed. The handles
  * answer from what the engine knows, without a round trip: a force-release is known at the next
  * renewal (every lease/3), and one made since still lets the commit through; fencing tokens are
- * the guard for that window.
+ * the guard for that window. Every check of a transaction runs before any release joins its commit
+ * ({@link #ORDER}), and a handle released already is not judged: a re-entrant call's lock or a
+ * release inside the transaction keeps its grant until the commit.
  */
 final class LostLockCommitCheck implements TransactionSynchronization {
 
@@ -44,14 +47,9 @@ final class LostLockCommitCheck implements TransactionSynchronization {
      */
     static void failIfLost(List<LockHandle> handles) {
         for (LockHandle handle : handles) {
-            try {
-                handle.checkValid();
-            }
-            catch (LockLostException ex) {
-                LockLostException rolledBack = new LockLostException(
-                        "Rolled the transaction back instead of committing it unprotected: " + ex.getMessage());
-                rolledBack.initCause(ex);
-                throw rolledBack;
+            String why = LockHandles.knownLost(handle);
+            if (why != null) {
+                throw new LockLostException("Rolled the transaction back instead of committing it unprotected: " + why);
             }
         }
     }

@@ -21,7 +21,7 @@ import dev.locks.LockHandles;
  * </ul>
  * Releasing twice is harmless: a handle already released does nothing. If the joined release is
  * rolled back with the transaction, the store repeats it on its own. A lock known to be lost fails
- * the commit first ({@link LostLockCommitCheck}).
+ * the commit first ({@link LostLockCommitCheck}, registered with it, which runs before every release).
  */
 final class TransactionBoundRelease implements TransactionSynchronization {
 
@@ -46,10 +46,6 @@ final class TransactionBoundRelease implements TransactionSynchronization {
 
     @Override
     public void beforeCommit(boolean readOnly) {
-        if (!readOnly) {
-            // rolled back and released after it, rather than committed unprotected
-            LostLockCommitCheck.failIfLost(handles);
-        }
         // a read-only transaction refuses the DELETE; its release follows the commit instead
         if (!readOnly && lockStoreResource != null && TransactionSynchronizationManager.hasResource(lockStoreResource)) {
             for (int i = handles.size() - 1; i >= 0; i--) {

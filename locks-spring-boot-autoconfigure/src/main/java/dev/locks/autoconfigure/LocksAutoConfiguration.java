@@ -227,12 +227,18 @@ public final class LocksAutoConfiguration {
             return interceptor;
         }
 
-        /** Boot's transaction managers take it up (TransactionManagerCustomizationAutoConfiguration). */
         @Bean
         @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
         @ConditionalOnMissingBean
         static LockedTransactionListener lockedTransactionListener() {
             return new LockedTransactionListener();
+        }
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        static TransactionManagerListenerRegistrar lockedTransactionListenerRegistrar(
+                ObjectProvider<LockedTransactionListener> listener) {
+            return new TransactionManagerListenerRegistrar(listener);
         }
 
         @Bean

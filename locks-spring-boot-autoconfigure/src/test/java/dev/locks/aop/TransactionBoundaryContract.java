@@ -2,13 +2,16 @@ package dev.locks.aop;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.sql.Connection;
+import java.time.Duration;
 import java.sql.Statement;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
@@ -29,7 +32,9 @@ import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
 
+import dev.locks.LockHandle;
 import dev.locks.LockHolder;
+import dev.locks.LockListener;
 import dev.locks.LockLostException;
 import dev.locks.LockUnavailableException;
 import dev.locks.annotation.PathLocked;
@@ -56,6 +61,10 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
     private Documents writer;
 
     private TransactionTemplate writerTransactions;
+
+    private LeaseEvents writerLosses;
+
+    private LeaseEvents insideLosses;
 
     /** Another node that reads under the same lock. */
     private Documents reader;
@@ -88,10 +97,13 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
         List<String> props = List.of("docs.table=" + table);
         ConfigurableApplicationContext a = nodes.node("node-a", props, Application.class);
         writer = a.getBean(Documents.class);
+        writerLosses = a.getBean(LeaseEvents.class);
         writerTransactions = new TransactionTemplate(a.getBean(PlatformTransactionManager.class));
         reader = nodes.node("node-b", props, Application.class).getBean(Documents.class);
-        insideWriter = nodes.node("node-inside", props, Application.class, TransactionsOutsideLocks.class)
-                .getBean(Documents.class);
+        ConfigurableApplicationContext inside = nodes.node("node-inside", props, Application.class,
+                TransactionsOutsideLocks.class);
+        insideWriter = inside.getBean(Documents.class);
+        insideLosses = inside.getBean(LeaseEvents.class);
         DataSource lockPool = nodes.pool(4);
         ConfigurableApplicationContext separate = nodes.start(nodes.pool(10),
                 nodes.defaults("node-separate", List.of("docs.table=" + table, "locks.jdbc.data-source-bean=lockDataSource")),
@@ -227,32 +239,55 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
 
     @Test
     void aLockKnownLostBeforeTheCommitRollsTheWorkBack() {
-        assertThatThrownBy(() -> writer.writeThen(301, () -> loseTheLock("/docs/301")))
+        assertThatThrownBy(() -> writer.writeThen(301, () -> loseTheLock(writerLosses, "/docs/301")))
                 .isInstanceOf(LockLostException.class).hasMessageContaining("/docs/301")
                 .hasMessageContaining("force-released");
         assertThat(rows(301)).as("the work was rolled back").isZero();
+        assertThat(nodes.isLocked("/docs/301")).isFalse();
     }
 
     @Test
     void withTheLockOrderedInsideTheTransactionALockKnownLostBeforeTheCommitRollsTheWorkBack() {
-        assertThatThrownBy(() -> insideWriter.writeThen(302, () -> loseTheLock("/docs/302")))
+        assertThatThrownBy(() -> insideWriter.writeThen(302, () -> loseTheLock(insideLosses, "/docs/302")))
                 .isInstanceOf(LockLostException.class).hasMessageContaining("/docs/302");
         assertThat(rows(302)).as("the work was rolled back").isZero();
+        assertThat(nodes.isLocked("/docs/302")).isFalse();
     }
 
     @Test
     void insideAnOuterTransactionALockKnownLostBeforeTheOuterCommitRollsTheWorkBack() {
         assertThatThrownBy(() -> writerTransactions.executeWithoutResult(
-                status -> writer.writeThen(303, () -> loseTheLock("/docs/303"))))
+                status -> writer.writeThen(303, () -> loseTheLock(writerLosses, "/docs/303"))))
                 .isInstanceOf(LockLostException.class).hasMessageContaining("/docs/303");
         assertThat(rows(303)).as("the work was rolled back").isZero();
+        assertThat(nodes.isLocked("/docs/303")).isFalse();
     }
 
     @Test
-    void aLockStillHeldAtTheCommitLetsTheWorkCommit() {
-        writer.writeThen(304, () -> PathLockedContract.sleep(1200));
+    void aLockHeldPastARenewalLetsTheWorkCommit() {
+        int renewalsBefore = writerLosses.renewals.get();
+        writer.writeThen(304, () -> await().atMost(Duration.ofSeconds(10))
+                .until(() -> writerLosses.renewals.get() > renewalsBefore));
         assertThat(rows(304)).isEqualTo(1);
         assertThat(nodes.isLocked("/docs/304")).isFalse();
+    }
+
+    @Test
+    void twoCallsLockingOnePathInOneTransactionCommit() {
+        // the second re-enters the first's lock, which stays in the thread's scope until the commit
+        writerTransactions.executeWithoutResult(status -> {
+            writer.write(305);
+            writer.write(305);
+        });
+        assertThat(rows(305)).isEqualTo(2);
+        assertThat(nodes.isLocked("/docs/305")).isFalse();
+    }
+
+    @Test
+    void aCallInsideAnotherOnTheSamePathInOneTransactionCommits() {
+        writerTransactions.executeWithoutResult(status -> writer.writeThen(306, () -> writer.write(306)));
+        assertThat(rows(306)).isEqualTo(2);
+        assertThat(nodes.isLocked("/docs/306")).isFalse();
     }
 
     @Test
@@ -307,11 +342,12 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
      * Force-releases the lock on {@code path} from the probe, as an operator would, and waits until
      * the holder's renewals (every third of its one-second lease) have noticed.
      */
-    private void loseTheLock(String path) {
+    private void loseTheLock(LeaseEvents holder, String path) {
+        int lostBefore = holder.lost.get();
         List<LockHolder> holders = nodes.probe().holders(null, path);
         assertThat(holders).hasSize(1);
         assertThat(nodes.probe().forceRelease(holders.get(0).lockId())).isTrue();
-        PathLockedContract.sleep(1200);
+        await().atMost(Duration.ofSeconds(10)).until(() -> holder.lost.get() > lostBefore);
     }
 
     private int rows(int id) {
@@ -391,6 +427,29 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
         @Bean
         Documents documents(DataSource dataSource, @Value("${docs.table}") String table) {
             return new Documents(dataSource, table);
+        }
+
+        @Bean
+        LeaseEvents leaseEvents() {
+            return new LeaseEvents();
+        }
+    }
+
+    /** What the node's watchdog did: renewals, and leases it found lost. */
+    static class LeaseEvents implements LockListener {
+
+        final AtomicInteger renewals = new AtomicInteger();
+
+        final AtomicInteger lost = new AtomicInteger();
+
+        @Override
+        public void renewed(int count) {
+            renewals.incrementAndGet();
+        }
+
+        @Override
+        public void leaseLost(LockHandle handle, String reason) {
+            lost.incrementAndGet();
         }
     }
 

@@ -26,11 +26,13 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.boot.transaction.autoconfigure.TransactionManagerCustomizationAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
 import org.springframework.core.Ordered;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.PlatformTransactionManager;
@@ -47,6 +49,7 @@ import dev.locks.aop.AnnotationLockOperationSource;
 import dev.locks.aop.BeanFactoryLockOperationSourceAdvisor;
 import dev.locks.aop.LockExpressionEvaluator;
 import dev.locks.aop.LockInterceptor;
+import dev.locks.aop.LockedTransactionListener;
 import dev.locks.annotation.PathLocked;
 import dev.locks.jdbc.JdbcLockService;
 
@@ -74,6 +77,23 @@ class LocksAutoConfigurationTest {
             assertThat(reports.run(() -> locks.tryAcquire(LockRequest.paths("/reports").build())
                     .map(h -> { h.release(); return true; }).orElse(false))).isFalse();
         });
+    }
+
+    @Test
+    void aTransactionManagerTheApplicationDeclaresChecksItsLocksAtTheCommitToo() {
+        runner.withBean("transactionManager", PlatformTransactionManager.class,
+                () -> new DataSourceTransactionManager(new SimpleDriverDataSource())).run(context -> {
+                    DataSourceTransactionManager manager = context.getBean(DataSourceTransactionManager.class);
+                    assertThat(manager.getTransactionExecutionListeners())
+                            .containsExactly(context.getBean(LockedTransactionListener.class));
+                });
+    }
+
+    @Test
+    void bootsOwnTransactionManagerGetsTheCommitCheckOnce() {
+        runner.withConfiguration(AutoConfigurations.of(TransactionManagerCustomizationAutoConfiguration.class))
+                .run(context -> assertThat(context.getBean(DataSourceTransactionManager.class)
+                        .getTransactionExecutionListeners()).containsExactly(context.getBean(LockedTransactionListener.class)));
     }
 
     @Test

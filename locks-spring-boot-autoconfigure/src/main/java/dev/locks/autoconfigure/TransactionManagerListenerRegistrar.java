@@ -1,0 +1,33 @@
+package dev.locks.autoconfigure;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.transaction.ConfigurableTransactionManager;
+
+import dev.locks.aop.LockedTransactionListener;
+
+/**
+ * Adds the {@link LockedTransactionListener} to every transaction manager bean: Spring Boot's
+ * customizers reach only the managers it builds, and an application with several DataSources
+ * usually declares its own, whose commits would otherwise go unchecked.
+ */
+final class TransactionManagerListenerRegistrar implements BeanPostProcessor {
+
+    private final ObjectProvider<LockedTransactionListener> listener;
+
+    TransactionManagerListenerRegistrar(ObjectProvider<LockedTransactionListener> listener) {
+        this.listener = listener;
+    }
+
+    @Override
+    public Object postProcessAfterInitialization(Object bean, String beanName) {
+        if (bean instanceof ConfigurableTransactionManager manager && manager.getTransactionExecutionListeners()
+                .stream().noneMatch(LockedTransactionListener.class::isInstance)) {
+            LockedTransactionListener available = listener.getIfAvailable();
+            if (available != null) {
+                manager.addListener(available);
+            }
+        }
+        return bean;
+    }
+}

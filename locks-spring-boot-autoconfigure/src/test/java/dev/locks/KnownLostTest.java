@@ -1,0 +1,75 @@
+package dev.locks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import dev.locks.testing.H2Store;
+
+/**
+ * What the engine knows of a lock without a round trip ({@link LockHandles#knownLost}), which a
+ * commit guarded by lock annotations reads: a lock lost is named with its reason; a lock held, or
+ * released already (its release may wait for the caller's commit), is not judged lost.
+ */
+class KnownLostTest {
+
+    private final H2Store h2 = new H2Store();
+
+    private final DefaultLockService locks = h2.service(h2.store(), H2Store.quietNode("n").build());
+
+    @AfterEach
+    void stop() {
+        h2.close();
+    }
+
+    @Test
+    void aHeldLockIsNotKnownLost() {
+        LockHandle handle = locks.acquire(LockRequest.paths("/held").build());
+
+        assertThat(LockHandles.knownLost(handle)).isNull();
+        handle.release();
+    }
+
+    @Test
+    void aReleasedLockIsNotKnownLost() {
+        LockHandle handle = locks.acquire(LockRequest.paths("/released").build());
+        handle.release();
+
+        assertThat(handle.isValid()).isFalse();
+        assertThat(LockHandles.knownLost(handle)).isNull();
+    }
+
+    @Test
+    void aForceReleasedLockIsKnownLostOnceARenewalFoundItGone() {
+        LockHandle handle = locks.acquire(LockRequest.paths("/forced").build());
+        assertThat(locks.forceRelease(handle.fencingToken())).isTrue();
+        assertThat(LockHandles.knownLost(handle)).as("not known before a renewal").isNull();
+
+        assertThat(handle.renew()).isFalse();
+
+        assertThat(LockHandles.knownLost(handle)).contains("/forced").contains("force-released");
+    }
+
+    @Test
+    void aLockWhoseLeaseRanOutUnrenewedIsKnownLost() throws InterruptedException {
+        LockHandle handle = locks.acquire(LockRequest.paths("/lapsed").lease(Duration.ofMillis(50)).build());
+        Thread.sleep(100);
+
+        assertThat(LockHandles.knownLost(handle)).contains("/lapsed").contains("ran out");
+    }
+
+    @Test
+    void aNestedLockIsKnownLostWhenTheLockItReliesOnIs() {
+        LockHandle outer = locks.enter(LockRequest.paths("/nested").build());
+        LockHandle inner = locks.enter(LockRequest.paths("/nested/child").build());
+        assertThat(locks.forceRelease(outer.fencingToken())).isTrue();
+        assertThat(outer.renew()).isFalse();
+
+        assertThat(LockHandles.knownLost(inner)).contains("/nested").contains("force-released");
+        inner.release();
+        outer.release();
+    }
+}

@@ -65,11 +65,15 @@ class KnownLostTest {
     void aNestedLockIsKnownLostWhenTheLockItReliesOnIs() {
         LockHandle outer = locks.enter(LockRequest.paths("/nested").build());
         LockHandle inner = locks.enter(LockRequest.paths("/nested/child").build());
-        assertThat(locks.forceRelease(outer.fencingToken())).isTrue();
-        assertThat(outer.renew()).isFalse();
+        try {
+            assertThat(locks.forceRelease(outer.fencingToken())).isTrue();
+            assertThat(outer.renew()).isFalse();
 
-        assertThat(LockHandles.knownLost(inner)).contains("/nested").contains("force-released");
-        inner.release();
-        outer.release();
+            assertThat(LockHandles.knownLost(inner)).contains("/nested").contains("force-released");
+        }
+        finally {
+            inner.release();
+            outer.release();
+        }
     }
 }

@@ -13,14 +13,20 @@ import dev.locks.LockHandle;
  */
 final class AnnotationLocksOnThread {
 
-    private static final ThreadLocal<Deque<List<LockHandle>>> HELD = ThreadLocal.withInitial(ArrayDeque::new);
+    // no initial value: every transaction of the application asks, most on threads holding nothing
+    private static final ThreadLocal<Deque<List<LockHandle>>> HELD = new ThreadLocal<>();
 
     private AnnotationLocksOnThread() {
     }
 
     /** The method holding {@code handles} is about to run; must be followed by {@link #left}. */
     static void entered(List<LockHandle> handles) {
-        HELD.get().push(handles);
+        Deque<List<LockHandle>> held = HELD.get();
+        if (held == null) {
+            held = new ArrayDeque<>();
+            HELD.set(held);
+        }
+        held.push(handles);
     }
 
     /** The method that {@link #entered} has returned or thrown. */
@@ -35,8 +41,7 @@ final class AnnotationLocksOnThread {
     /** @return every lock the annotations hold on this thread now, outermost first */
     static List<LockHandle> current() {
         Deque<List<LockHandle>> held = HELD.get();
-        if (held.isEmpty()) {
-            HELD.remove();
+        if (held == null) {
             return List.of();
         }
         List<LockHandle> all = new ArrayList<>();

@@ -21,7 +21,11 @@ import dev.locks.LockLostException;
  */
 final class LostLockCommitCheck implements TransactionSynchronization {
 
-    /** Before the release that joins the commit ({@link TransactionBoundRelease}), after the application's own work. */
+    /**
+     * Before every release that joins the commit ({@link TransactionBoundRelease}). Synchronizations
+     * of the application's at the default order, and {@code BEFORE_COMMIT} event listeners, run after
+     * it: their writes are not covered by the check.
+     */
     static final int ORDER = Ordered.LOWEST_PRECEDENCE - 1;
 
     private final List<LockHandle> handles;

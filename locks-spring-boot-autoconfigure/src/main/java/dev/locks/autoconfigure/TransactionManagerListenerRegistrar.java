@@ -23,7 +23,7 @@ final class TransactionManagerListenerRegistrar implements BeanPostProcessor {
     public Object postProcessAfterInitialization(Object bean, String beanName) {
         if (bean instanceof ConfigurableTransactionManager manager && manager.getTransactionExecutionListeners()
                 .stream().noneMatch(LockedTransactionListener.class::isInstance)) {
-            LockedTransactionListener available = listener.getIfAvailable();
+            LockedTransactionListener available = listener.getIfUnique();
             if (available != null) {
                 manager.addListener(available);
             }

@@ -907,8 +907,8 @@ public class DefaultLockService implements LockService, AutoCloseable {
             LocalWakeups.HandedOver handed = new LocalWakeups.HandedOver(handOff == null ? null : handOff.next(), sent,
                     failed);
             if (answered && handOff == null) {
-                // declined (the release waits for the caller's transaction): the waiter sleeps on, and
-                // hears of the release when it is made
+                // declined (the release waits for the caller's transaction, for instance): the waiter
+                // sleeps on, and hears of the release when it is made
                 next.unclaim();
             }
             else if (next.deliver(handed)) {

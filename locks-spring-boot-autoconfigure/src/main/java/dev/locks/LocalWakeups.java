@@ -48,8 +48,8 @@ final class LocalWakeups {
      * Reserves, for a hand-off, the waiter queued first among those whose paths overlap the released
      * ones, if it is asleep. Only the first: the grant of any later one must fail while the first waits.
      *
-     * @return the reserved waiter, to be given {@link Waiter#deliver} exactly once; null if there is
-     *         none or it is busy looking for itself
+     * @return the reserved waiter, to be given {@link Waiter#deliver} or {@link Waiter#unclaim} exactly
+     *         once; null if there is none or it is busy looking for itself
      */
     Waiter claimFirst(LockKind kind, String tenant, List<LockPath> paths) {
         List<Waiter> overlapping = overlapping(kind, tenant, paths);

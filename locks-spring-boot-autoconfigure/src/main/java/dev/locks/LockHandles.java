@@ -9,6 +9,7 @@ import org.slf4j.LoggerFactory;
  * Releases handles once the work they guarded is over, where a failed release must not hide the
  * work's outcome. A release the store could not take is logged at WARN and retried by the engine in
  * the background (the lease frees the lock at the latest), so the caller has nothing left to do.
+ * Also tells whether a handle's lock is known lost ({@link #knownLost}), for work about to commit.
  */
 public final class LockHandles {
 

@@ -44,8 +44,8 @@ import dev.locks.LockService;
  * transaction, at its end (see {@link TransactionBoundRelease}), never before the work commits. With
  * the advisor ordered outside {@code @Transactional} (the default), the method's own transaction is
  * not active yet when the lock is taken: lock, begin, method, commit, release. Either way the commit
- * first checks that the locks are not known lost ({@link LockedTransactionListener}, {@link
- * TransactionBoundRelease}).
+ * first checks that the locks are not known lost ({@link LostLockCommitCheck}, registered here or
+ * by {@link LockedTransactionListener}).
  */
 public class LockInterceptor implements MethodInterceptor, BeanFactoryAware {
 

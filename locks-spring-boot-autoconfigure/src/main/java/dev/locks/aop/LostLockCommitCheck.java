@@ -24,7 +24,7 @@ final class LostLockCommitCheck implements TransactionSynchronization {
     /**
      * Before every release that joins the commit ({@link TransactionBoundRelease}). Synchronizations
      * of the application's at the default order, and {@code BEFORE_COMMIT} event listeners, run after
-     * it: their writes are not covered by the check.
+     * it: a lock lost while they run is not caught.
      */
     static final int ORDER = Ordered.LOWEST_PRECEDENCE - 1;
 
@@ -39,17 +39,14 @@ final class LostLockCommitCheck implements TransactionSynchronization {
         return ORDER;
     }
 
-    @Override
-    public void beforeCommit(boolean readOnly) {
-        if (!readOnly) {
-            failIfLost(handles);
-        }
-    }
-
     /**
      * @throws LockLostException naming the first lock known lost, which rolls the transaction back
      */
-    static void failIfLost(List<LockHandle> handles) {
+    @Override
+    public void beforeCommit(boolean readOnly) {
+        if (readOnly) {
+            return;
+        }
         for (LockHandle handle : handles) {
             String why = LockHandles.knownLost(handle);
             if (why != null) {

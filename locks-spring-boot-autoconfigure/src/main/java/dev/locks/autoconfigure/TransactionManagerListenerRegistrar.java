@@ -9,7 +9,8 @@ import dev.locks.aop.LockedTransactionListener;
 /**
  * Adds the {@link LockedTransactionListener} to every transaction manager bean: Spring Boot's
  * customizers reach only the managers it builds, and an application with several DataSources
- * usually declares its own, whose commits would otherwise go unchecked.
+ * usually declares its own, whose commits would otherwise go unchecked. A manager created before the
+ * post-processors are registered (one a post-processor itself depends on) is not reached.
  */
 final class TransactionManagerListenerRegistrar implements BeanPostProcessor {
 

@@ -28,8 +28,8 @@ public class H2Dialect extends SqlDialect {
             }
             return "H2 keeps " + rs.getString(1) + " parsed statements per session and parses the lock store's again"
                     + " as they fall out: add ;QUERY_CACHE_SIZE=" + QUERY_CACHE_SIZE + " to the JDBC URL (with Spring"
-                    + " Boot's embedded H2, set spring.datasource.url, e.g. jdbc:h2:mem:app;QUERY_CACHE_SIZE="
-                    + QUERY_CACHE_SIZE + "; README, 'Storage').";
+                    + " Boot's embedded H2, set spring.datasource.url, e.g. jdbc:h2:mem:app;DB_CLOSE_DELAY=-1;"
+                    + "QUERY_CACHE_SIZE=" + QUERY_CACHE_SIZE + "; README, 'Storage').";
         }
     }
 

@@ -124,7 +124,8 @@ public interface LockStore {
      * @param grant the grant to release now (no {@code lockAtLeastFor})
      * @param next a queued request (its ticket set) that overlaps the released grant
      * @return the outcome, or null when this store cannot combine the two now (for instance inside a
-     *         caller's transaction): then release and let the waiter try on its own
+     *         caller's transaction): then the engine releases alone, and its waiters hear of the
+     *         release once it is made
      */
     default HandOff releaseAndGrant(Grant grant, GrantRequest next) {
         return null;

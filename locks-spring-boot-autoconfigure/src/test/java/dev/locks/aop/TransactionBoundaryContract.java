@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.sql.Connection;
-import java.time.Duration;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -266,10 +266,24 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
 
     @Test
     void aLockHeldPastARenewalLetsTheWorkCommit() {
-        // past a renewal (at a third of the three-second lease) and the time a lost lease would take
-        writer.writeThen(304, () -> PathLockedContract.sleep(1500));
+        // past the three-second lease, which only renewals (every second) keep alive
+        writer.writeThen(304, () -> PathLockedContract.sleep(4000));
         assertThat(rows(304)).isEqualTo(1);
         assertThat(nodes.isLocked("/docs/304")).isFalse();
+    }
+
+    @Test
+    void aTransactionBegunInsideALockedMethodRollsBackWhenTheLockIsKnownLost() {
+        assertThatThrownBy(() -> writer.writeInATransactionBegunInside(307, () -> loseTheLock(writerLosses, "/docs/307")))
+                .isInstanceOf(LockLostException.class).hasMessageContaining("/docs/307");
+        assertThat(rows(307)).as("the work was rolled back").isZero();
+        assertThat(nodes.isLocked("/docs/307")).isFalse();
+    }
+
+    @Test
+    void aReadOnlyTransactionIsNotCheckedAtItsCommit() {
+        assertThat(writer.countThen(308, () -> loseTheLock(writerLosses, "/docs/308"))).isZero();
+        assertThat(nodes.isLocked("/docs/308")).isFalse();
     }
 
     @Test
@@ -374,9 +388,28 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
 
         private final String table;
 
-        public Documents(DataSource dataSource, String table) {
+        private final TransactionTemplate transactions;
+
+        public Documents(DataSource dataSource, String table, PlatformTransactionManager transactionManager) {
             this.jdbc = new JdbcTemplate(dataSource);
             this.table = table;
+            this.transactions = new TransactionTemplate(transactionManager);
+        }
+
+        /** Locks without a transaction of its own, then writes in one it begins inside. */
+        @PathLocked(paths = "'/docs/' + #id", lease = "3s")
+        public void writeInATransactionBegunInside(int id, Runnable then) {
+            transactions.executeWithoutResult(status -> {
+                jdbc.update("INSERT INTO " + table + " (id, body) VALUES (?, 'v1')", id);
+                then.run();
+            });
+        }
+
+        @PathLocked(paths = "'/docs/' + #id", lease = "3s")
+        @Transactional(readOnly = true)
+        public int countThen(int id, Runnable then) {
+            then.run();
+            return jdbc.queryForObject("SELECT COUNT(*) FROM " + table + " WHERE id = ?", Integer.class, id);
         }
 
         @PathLocked(paths = "'/docs/' + #id")
@@ -424,8 +457,9 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
     static class Application {
 
         @Bean
-        Documents documents(DataSource dataSource, @Value("${docs.table}") String table) {
-            return new Documents(dataSource, table);
+        Documents documents(DataSource dataSource, @Value("${docs.table}") String table,
+                PlatformTransactionManager transactionManager) {
+            return new Documents(dataSource, table, transactionManager);
         }
 
         @Bean

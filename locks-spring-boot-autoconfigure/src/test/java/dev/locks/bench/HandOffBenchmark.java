@@ -26,8 +26,9 @@ import dev.locks.testing.TestDatabase;
  * Hand-off: the time from the holder's release call until a waiting thread holds the lock, in the
  * same JVM and across two nodes (separate pools, separate services), this library against
  * JdbcLockRegistry measured the same way; and ours in the same JVM where the holder releases inside
- * a transaction of its own on the lock tables' pool, so that the release waits for the commit. The holder keeps the lock for a random 100-300 ms after
- * the waiter started waiting, so that a poller is caught at a random point of its cycle.
+ * a transaction of its own on the lock tables' pool, so that the release waits for the commit. The
+ * holder keeps the lock for a random 100-300 ms after the waiter started waiting, so that a poller
+ * is caught at a random point of its cycle.
  *
  * <p>Each hand-off is a chain of round trips to server processes that sat idle through the hold
  * (the release, on PostgreSQL the notice, the grant). What one such round trip costs on the machine

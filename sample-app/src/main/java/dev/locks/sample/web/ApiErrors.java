@@ -10,12 +10,16 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 import dev.locks.LockHolder;
+import dev.locks.LockLostException;
 import dev.locks.LockTimeoutException;
 import dev.locks.LockUnavailableException;
 import dev.locks.sample.files.FileConflictProblem;
 import dev.locks.sample.files.FileNotFoundProblem;
 
-/** Clear JSON errors: 400 bad input, 404 missing, 409 conflicting, 423 locked (naming the holder), 503 store down. */
+/**
+ * Clear JSON errors: 400 bad input, 404 missing, 409 conflicting or a lock lost before the commit (the
+ * work was rolled back: try again), 423 locked (naming the holder), 503 store down.
+ */
 @RestControllerAdvice
 public class ApiErrors {
 
@@ -25,6 +29,11 @@ public class ApiErrors {
         List<Map<String, Object>> holders = ex.getHolders().stream().map(ApiErrors::holder).toList();
         body.put("holders", holders);
         return ResponseEntity.status(HttpStatus.LOCKED).body(body);
+    }
+
+    @ExceptionHandler(LockLostException.class)
+    ResponseEntity<Map<String, Object>> lost(LockLostException ex) {
+        return ResponseEntity.status(HttpStatus.CONFLICT).body(body("lock lost, nothing changed: try again", ex.getMessage()));
     }
 
     @ExceptionHandler(LockUnavailableException.class)

@@ -30,8 +30,9 @@ final class LostLockCommitCheck implements TransactionSynchronization {
 
     private final List<LockHandle> handles;
 
+    /** @param handles not copied: the interceptor and the listener hand over lists nobody changes after */
     LostLockCommitCheck(List<LockHandle> handles) {
-        this.handles = List.copyOf(handles);
+        this.handles = handles;
     }
 
     @Override

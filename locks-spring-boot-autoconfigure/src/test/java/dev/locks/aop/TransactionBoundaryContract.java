@@ -16,6 +16,8 @@ import java.util.concurrent.TimeUnit;
 
 import javax.sql.DataSource;
 
+import org.assertj.core.api.AbstractThrowableAssert;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -240,28 +242,20 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
 
     @Test
     void aLockKnownLostBeforeTheCommitRollsTheWorkBack() {
-        assertThatThrownBy(() -> writer.writeThen(301, () -> loseTheLock(writerLosses, "/docs/301")))
-                .isInstanceOf(LockLostException.class).hasMessageContaining("/docs/301")
+        assertRolledBackForItsLostLock(301, () -> writer.writeThen(301, () -> loseTheLock(writerLosses, "/docs/301")))
                 .hasMessageContaining("force-released");
-        assertThat(rows(301)).as("the work was rolled back").isZero();
-        assertThat(nodes.isLocked("/docs/301")).isFalse();
     }
 
     @Test
     void withTheLockOrderedInsideTheTransactionALockKnownLostBeforeTheCommitRollsTheWorkBack() {
-        assertThatThrownBy(() -> insideWriter.writeThen(302, () -> loseTheLock(insideLosses, "/docs/302")))
-                .isInstanceOf(LockLostException.class).hasMessageContaining("/docs/302");
-        assertThat(rows(302)).as("the work was rolled back").isZero();
-        assertThat(nodes.isLocked("/docs/302")).isFalse();
+        assertRolledBackForItsLostLock(302,
+                () -> insideWriter.writeThen(302, () -> loseTheLock(insideLosses, "/docs/302")));
     }
 
     @Test
     void insideAnOuterTransactionALockKnownLostBeforeTheOuterCommitRollsTheWorkBack() {
-        assertThatThrownBy(() -> writerTransactions.executeWithoutResult(
-                status -> writer.writeThen(303, () -> loseTheLock(writerLosses, "/docs/303"))))
-                .isInstanceOf(LockLostException.class).hasMessageContaining("/docs/303");
-        assertThat(rows(303)).as("the work was rolled back").isZero();
-        assertThat(nodes.isLocked("/docs/303")).isFalse();
+        assertRolledBackForItsLostLock(303, () -> writerTransactions.executeWithoutResult(
+                status -> writer.writeThen(303, () -> loseTheLock(writerLosses, "/docs/303"))));
     }
 
     @Test
@@ -274,10 +268,8 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
 
     @Test
     void aTransactionBegunInsideALockedMethodRollsBackWhenTheLockIsKnownLost() {
-        assertThatThrownBy(() -> writer.writeInATransactionBegunInside(307, () -> loseTheLock(writerLosses, "/docs/307")))
-                .isInstanceOf(LockLostException.class).hasMessageContaining("/docs/307");
-        assertThat(rows(307)).as("the work was rolled back").isZero();
-        assertThat(nodes.isLocked("/docs/307")).isFalse();
+        assertRolledBackForItsLostLock(307,
+                () -> writer.writeInATransactionBegunInside(307, () -> loseTheLock(writerLosses, "/docs/307")));
     }
 
     @Test
@@ -350,6 +342,19 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
             afterInsert.run();
             PathLockedContract.sleep(300);
         };
+    }
+
+    /**
+     * Runs work that writes row {@code id} under the lock {@code /docs/id} and loses that lock before
+     * the commit: it must fail naming the lock, leave no row, and leave the lock free.
+     */
+    private AbstractThrowableAssert<?, ? extends Throwable> assertRolledBackForItsLostLock(int id,
+            ThrowingCallable work) {
+        AbstractThrowableAssert<?, ? extends Throwable> thrown = assertThatThrownBy(work)
+                .isInstanceOf(LockLostException.class).hasMessageContaining("/docs/" + id);
+        assertThat(rows(id)).as("the work was rolled back").isZero();
+        assertThat(nodes.isLocked("/docs/" + id)).isFalse();
+        return thrown;
     }
 
     /**

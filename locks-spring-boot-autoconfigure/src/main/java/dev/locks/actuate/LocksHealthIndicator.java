@@ -5,8 +5,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.TimeoutException;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
@@ -27,6 +29,13 @@ import dev.locks.LockRequest;
  * released at once. Reads alone pass where no lock can be granted: a database switched to read-only
  * by a fail-over, a user without write grants, a table of the schema missing that only grants use.
  * The probe is seen like any lock by listeners, metrics and the {@code locks} endpoint while held.
+ *
+ * <p>A check runs on a thread of its own and the caller waits for it at most the timeout (10 s unless
+ * set): a database that stops answering, or a pool with no free connection, makes the health DOWN
+ * within the timeout instead of holding the caller, and with it the health endpoint, until a socket
+ * or pool timeout fires, if one is set. Calls that arrive while a check runs wait for that check
+ * rather than start another, so a store that hangs holds one thread of this indicator, not one per
+ * call; once a check has run longer than the timeout, calls answer DOWN at once until it returns.
  */
 public class LocksHealthIndicator extends AbstractHealthIndicator {
 
@@ -37,8 +46,8 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
     // leaves the next checks busy only briefly
     private static final Duration PROBE_LEASE = Duration.ofSeconds(30);
 
-    /** How long a check waits for another check's probe: a probe that takes longer means the store fails. */
-    private static final Duration PROBE_QUEUE_WAIT = Duration.ofSeconds(10);
+    /** How long a caller waits for a check unless told otherwise. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
 
     /** One statement over both the held and the waiting table, so that either missing shows. */
     private static final HolderQuery ONE_ROW = new HolderQuery(null, null, null, null, 1, true);
@@ -51,12 +60,19 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
 
     private final boolean lockProbe;
 
-    // one probe at a time in this JVM: two health checks at once would find each other's probe busy
-    private final ReentrantLock probing = new ReentrantLock();
+    private final Duration timeout;
+
+    // the check under way, which callers arriving meanwhile share: two at once would find each
+    // other's probe busy, and a hung store would gain a thread per call; null when none runs
+    private CompletableFuture<Health> running;
+
+    // System.nanoTime() when the running check began; both guarded by this
+    private long runningSince;
 
     // until when (nanoTime) a probe of this JVM that failed may still hold the probe lock, so that
-    // finding it busy then is no sign of health; in the past until a probe fails; guarded by probing
-    private long ownProbeMayHoldUntil = System.nanoTime();
+    // finding it busy then is no sign of health; in the past until a probe fails. Checks run one at
+    // a time, on different threads.
+    private volatile long ownProbeMayHoldUntil = System.nanoTime();
 
     /**
      * @param locks the lock service
@@ -82,15 +98,96 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
      * @param lockProbe whether each check takes and releases this node's probe lock
      */
     public LocksHealthIndicator(DefaultLockService locks, Duration clockSkewWarning, Clock clock, boolean lockProbe) {
+        this(locks, clockSkewWarning, clock, lockProbe, DEFAULT_TIMEOUT);
+    }
+
+    /**
+     * @param locks the lock service
+     * @param clockSkewWarning a clock difference above which a warning is reported
+     * @param clock this JVM's clock
+     * @param lockProbe whether each check takes and releases this node's probe lock
+     * @param timeout how long a caller waits for a check before it reports DOWN; positive
+     */
+    public LocksHealthIndicator(DefaultLockService locks, Duration clockSkewWarning, Clock clock, boolean lockProbe,
+            Duration timeout) {
         super("Lock store health check failed");
         this.locks = Objects.requireNonNull(locks, "locks");
         this.clockSkewWarning = Objects.requireNonNull(clockSkewWarning, "clockSkewWarning");
         this.clock = Objects.requireNonNull(clock, "clock");
         this.lockProbe = lockProbe;
+        this.timeout = Objects.requireNonNull(timeout, "timeout");
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("The health check timeout must be positive, was " + timeout);
+        }
     }
 
     @Override
     protected void doHealthCheck(Health.Builder builder) {
+        CompletableFuture<Health> check;
+        long since;
+        synchronized (this) {
+            if (running == null) {
+                running = start();
+                runningSince = System.nanoTime();
+            }
+            check = running;
+            since = runningSince;
+        }
+        long waitNanos = since + timeout.toNanos() - System.nanoTime();
+        try {
+            Health health = check.get(Math.max(0, waitNanos), TimeUnit.NANOSECONDS);
+            builder.status(health.getStatus()).withDetails(health.getDetails());
+        }
+        catch (TimeoutException ex) {
+            Duration runningFor = Duration.ofNanos(System.nanoTime() - since);
+            builder.down().withDetail("node", locks.settings().nodeId()).withDetail("store", "no answer")
+                    .withDetail("error", "The lock store has not answered a health check running for "
+                            + runningFor.toMillis() + " ms (timeout " + timeout + "): the database does not answer "
+                            + "or the connection pool has no free connection");
+        }
+        catch (ExecutionException ex) {
+            // what check() did not turn into details: Boot logs it and reports DOWN with it, as it did
+            // when checks ran on the caller's thread
+            if (ex.getCause() instanceof RuntimeException failure) {
+                throw failure;
+            }
+            throw new IllegalStateException("The lock store health check failed", ex.getCause());
+        }
+        catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            builder.unknown().withDetail("node", locks.settings().nodeId()).withDetail("error", "interrupted");
+        }
+    }
+
+    /** Starts a check on a thread of its own, not a pool's, which a hung store could fill or app work delay. */
+    private CompletableFuture<Health> start() {
+        CompletableFuture<Health> check = new CompletableFuture<>();
+        check.whenComplete((health, failure) -> {
+            synchronized (this) {
+                if (running == check) {
+                    running = null;
+                }
+            }
+        });
+        Thread thread = new Thread(() -> {
+            try {
+                Health.Builder builder = new Health.Builder();
+                check(builder);
+                check.complete(builder.build());
+            }
+            catch (Throwable ex) {
+                check.completeExceptionally(ex);
+                if (ex instanceof Error error) {
+                    throw error;
+                }
+            }
+        }, "locks-health-check");
+        thread.setDaemon(true);
+        thread.start();
+        return check;
+    }
+
+    private void check(Health.Builder builder) {
         builder.withDetail("node", locks.settings().nodeId());
         Instant sent = clock.instant();
         Instant databaseTime;
@@ -137,19 +234,6 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
      * @return false if that failed, and the builder says DOWN and why
      */
     private boolean probeLock(Health.Builder builder) {
-        try {
-            // a check that overlaps another probes after it, rather than report a probe it did not make
-            if (!probing.tryLock(PROBE_QUEUE_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {
-                builder.down().withDetail("store", "reachable").withDetail("lockProbe", "timed out: another health "
-                        + "check's probe has not finished in " + PROBE_QUEUE_WAIT.toSeconds() + " s");
-                return false;
-            }
-        }
-        catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            builder.unknown().withDetail("lockProbe", "interrupted");
-            return false;
-        }
         String name = PROBE_PREFIX + locks.settings().nodeId();
         try {
             long start = System.nanoTime();
@@ -169,9 +253,6 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
             builder.down().withDetail("store", "reachable").withDetail("lockProbe", "failed")
                     .withDetail("error", ex.getMessage());
             return false;
-        }
-        finally {
-            probing.unlock();
         }
     }
 

@@ -11,6 +11,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import javax.sql.DataSource;
 
@@ -255,6 +257,73 @@ abstract class LocksHealthContract {
     }
 
     @Test
+    void isDownWithinItsTimeoutWhenNoConnectionComes() {
+        GatedDataSource gated = new GatedDataSource(pool);
+        LocksHealthIndicator indicator = new LocksHealthIndicator(service(gated, prefix), FIVE_SECONDS,
+                Clock.systemUTC(), true, Duration.ofMillis(300));
+        gated.shut();
+        try {
+            Health health = indicator.health();
+
+            assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+            assertThat(health.getDetails()).containsEntry("store", "no answer").containsEntry("node", "node-h");
+            assertThat((String) health.getDetails().get("error")).contains("has not answered")
+                    .contains("timeout PT0.3S");
+        }
+        finally {
+            gated.open();
+            answerOnceTheHungCheckReturned(indicator);
+        }
+    }
+
+    @Test
+    void callsWhileACheckHangsShareItRatherThanStartAnother() {
+        GatedDataSource gated = new GatedDataSource(pool);
+        LocksHealthIndicator indicator = new LocksHealthIndicator(service(gated, prefix), FIVE_SECONDS,
+                Clock.systemUTC(), true, Duration.ofMillis(300));
+        gated.shut();
+        try {
+            indicator.health();
+            Health second = indicator.health();
+
+            assertThat(second.getStatus()).isEqualTo(Status.DOWN);
+            assertThat(second.getDetails()).containsEntry("store", "no answer");
+            assertThat(gated.callersHeld()).isEqualTo(1);
+        }
+        finally {
+            gated.open();
+            answerOnceTheHungCheckReturned(indicator);
+        }
+    }
+
+    @Test
+    void isUpAgainOnceTheHungCheckHasReturned() {
+        GatedDataSource gated = new GatedDataSource(pool);
+        LocksHealthIndicator indicator = new LocksHealthIndicator(service(gated, prefix), FIVE_SECONDS,
+                Clock.systemUTC(), true, Duration.ofMillis(300));
+        gated.shut();
+        assertThat(indicator.health().getStatus()).isEqualTo(Status.DOWN);
+        gated.open();
+
+        Health health = answerOnceTheHungCheckReturned(indicator);
+        assertThat(health.getStatus()).isEqualTo(Status.UP);
+        assertThat(health.getDetails()).containsEntry("lockProbe", "granted and released");
+    }
+
+    /**
+     * The first answer that is not the hung check's timeout: once that check returned, a new one
+     * runs, and until it has, its probe may still hold the lock that the next test probes.
+     */
+    private static Health answerOnceTheHungCheckReturned(LocksHealthIndicator indicator) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        Health health = indicator.health();
+        while ("no answer".equals(health.getDetails().get("store")) && System.nanoTime() < deadline) {
+            health = indicator.health();
+        }
+        return health;
+    }
+
+    @Test
     void isDownWhenTheDatabaseCannotBeReached() throws IOException {
         int closedPort;
         try (ServerSocket socket = new ServerSocket(0)) {
@@ -266,5 +335,45 @@ abstract class LocksHealthContract {
         assertThat(health.getStatus()).isEqualTo(Status.DOWN);
         assertThat(health.getDetails()).containsEntry("store", "unreachable").containsEntry("node", "node-h");
         assertThat((String) health.getDetails().get("error")).isNotBlank();
+    }
+
+    /** A DataSource that, while shut, holds every caller until it opens: a pool without a free connection. */
+    private static final class GatedDataSource extends DelegatingDataSource {
+
+        private volatile CountDownLatch gate = new CountDownLatch(0);
+
+        private final AtomicInteger callersHeld = new AtomicInteger();
+
+        GatedDataSource(DataSource target) {
+            super(target);
+        }
+
+        void shut() {
+            gate = new CountDownLatch(1);
+        }
+
+        void open() {
+            gate.countDown();
+        }
+
+        int callersHeld() {
+            return callersHeld.get();
+        }
+
+        @Override
+        public Connection getConnection() throws SQLException {
+            CountDownLatch current = gate;
+            if (current.getCount() > 0) {
+                callersHeld.incrementAndGet();
+                try {
+                    current.await();
+                }
+                catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                    throw new SQLException("interrupted waiting for a connection", ex);
+                }
+            }
+            return super.getConnection();
+        }
     }
 }

@@ -7,6 +7,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
@@ -29,7 +30,11 @@ public class LocksHealthAutoConfiguration {
     @ConditionalOnEnabledHealthIndicator("locks")
     @ConditionalOnMissingBean(name = "locksHealthIndicator")
     LocksHealthIndicator locksHealthIndicator(DefaultLockService locks, LocksHealthProperties properties) {
+        if (properties.getTimeout().isNegative() || properties.getTimeout().isZero()) {
+            throw new InvalidConfigurationPropertyValueException("locks.health.timeout", properties.getTimeout(),
+                    "A health check needs a positive timeout.");
+        }
         return new LocksHealthIndicator(locks, properties.getClockSkewWarning(), Clock.systemUTC(),
-                properties.isLockProbe());
+                properties.isLockProbe(), properties.getTimeout());
     }
 }

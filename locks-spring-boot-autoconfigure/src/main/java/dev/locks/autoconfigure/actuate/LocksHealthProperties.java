@@ -23,6 +23,21 @@ public class LocksHealthProperties {
      */
     private boolean lockProbe = true;
 
+    /**
+     * How long a health check may take before the health reports DOWN: a database that stops
+     * answering, or a pool without a free connection, then shows within this time instead of holding
+     * the health endpoint. Checks arriving while one runs share it.
+     */
+    private Duration timeout = Duration.ofSeconds(10);
+
+    public Duration getTimeout() {
+        return timeout;
+    }
+
+    public void setTimeout(Duration timeout) {
+        this.timeout = timeout;
+    }
+
     public boolean isLockProbe() {
         return lockProbe;
     }

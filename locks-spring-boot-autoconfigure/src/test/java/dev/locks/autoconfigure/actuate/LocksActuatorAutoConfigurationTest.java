@@ -114,6 +114,20 @@ class LocksActuatorAutoConfigurationTest {
     }
 
     @Test
+    void bindsTheHealthCheckTimeout() {
+        application().withPropertyValues("locks.health.timeout=2s")
+                .run(context -> assertThat(context.getBean(LocksHealthProperties.class).getTimeout())
+                        .isEqualTo(Duration.ofSeconds(2)));
+    }
+
+    @Test
+    void refusesToStartWithAHealthCheckTimeoutOfZero() {
+        application().withPropertyValues("locks.health.timeout=0s")
+                .run(context -> assertThat(context).getFailure().rootCause()
+                        .hasMessageContaining("locks.health.timeout").hasMessageContaining("positive timeout"));
+    }
+
+    @Test
     void theHealthTakesAProbeLockUnlessTurnedOff() {
         application().run(context -> assertThat(context.getBean(LocksHealthIndicator.class).health().getDetails())
                 .containsEntry("lockProbe", "granted and released"));

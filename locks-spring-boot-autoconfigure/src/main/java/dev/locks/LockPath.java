@@ -120,9 +120,13 @@ public final class LockPath implements Comparable<LockPath> {
      * sorts the rest: {@code /a/b, /a, /c, /a} gives {@code /a, /c}.
      *
      * @param paths the paths of one request
-     * @return the minimal covering set, sorted
+     * @return the minimal covering set, sorted, unmodifiable
      */
     public static List<LockPath> merge(Collection<LockPath> paths) {
+        // a held lock keeps this list: an unmodifiable one of one path takes a third of an ArrayList's heap
+        if (paths.size() == 1) {
+            return List.of(paths.iterator().next());
+        }
         List<LockPath> sorted = new ArrayList<>(paths);
         sorted.sort(Comparator.naturalOrder());
         List<LockPath> merged = new ArrayList<>();
@@ -133,7 +137,7 @@ public final class LockPath implements Comparable<LockPath> {
                 merged.add(path);
             }
         }
-        return merged;
+        return List.copyOf(merged);
     }
 
     @Override

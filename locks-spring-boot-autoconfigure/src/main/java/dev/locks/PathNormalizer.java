@@ -84,7 +84,11 @@ public final class PathNormalizer {
         if (normalized.length() > maxLength) {
             throw new InvalidLockPathException(raw, "longer than " + maxLength + " characters");
         }
-        return normalized.equals("/") ? LockPath.ROOT : new LockPath(normalized);
+        if (normalized.equals("/")) {
+            return LockPath.ROOT;
+        }
+        // a held lock keeps its path: the caller's string, when it was normal already, saves a copy
+        return new LockPath(normalized.equals(raw) ? raw : normalized);
     }
 
     /**

@@ -8,6 +8,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import javax.management.ObjectName;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -52,10 +56,10 @@ class RenewalBenchmark {
             locks.acquire(LockRequest.paths("/warm-up").build()).release();
             Thread.sleep(500);
 
-            long heapBefore = usedHeapAfterGc();
+            long heapBefore = liveHeapBytes();
             Samples acquireTimes = new Samples();
             List<LockHandle> handles = acquireAll(locks, acquireTimes);
-            long heapAfter = usedHeapAfterGc();
+            long heapAfter = liveHeapBytes();
             counting.reset();
             renewals.reset();
 
@@ -82,7 +86,7 @@ class RenewalBenchmark {
                     + calls + " watchdog batches)",
                     Results.format(perRound), "≤ " + HELD / 100 + " (batched, ≥ 100 locks a statement)", perRound <= HELD / 100.0);
             double bytesPerLock = (heapAfter - heapBefore) / (double) HELD;
-            Results.figure("JVM heap per held lock (used heap after GC, before and after"
+            Results.figure("JVM heap per held lock (live objects by class histogram, before and after"
                     + (database == TestDatabase.H2 ? "; H2's own rows live in this heap too)" : ")"),
                     String.format("%.0f bytes", bytesPerLock), "≤ 1024 bytes", bytesPerLock <= 1024);
             Results.figure("leases lost while acquiring and holding under the watchdog", String.valueOf(invalid), "0", invalid == 0);
@@ -133,15 +137,20 @@ class RenewalBenchmark {
         }
     }
 
-    private static long usedHeapAfterGc() throws InterruptedException {
-        long used = Long.MAX_VALUE;
-        // several collections: the lowest reading is the live set without leftovers of the last one
-        for (int i = 0; i < 4; i++) {
-            System.gc();
-            Thread.sleep(100);
-            used = Math.min(used, ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+    /**
+     * The bytes of live objects: HotSpot's class histogram, which collects fully first and counts what
+     * is reachable. The used heap after {@code System.gc()} also counts what the collector left in
+     * regions it did not clean, which moved H2's figure by more than a kilobyte per lock between runs.
+     */
+    private static long liveHeapBytes() throws Exception {
+        String histogram = (String) ManagementFactory.getPlatformMBeanServer().invoke(
+                new ObjectName("com.sun.management:type=DiagnosticCommand"), "gcClassHistogram",
+                new Object[] { new String[0] }, new String[] { String[].class.getName() });
+        Matcher total = Pattern.compile("(?m)^Total\\s+\\d+\\s+(\\d+)").matcher(histogram);
+        if (!total.find()) {
+            throw new IllegalStateException("No total in the class histogram:\n" + histogram);
         }
-        return used;
+        return Long.parseLong(total.group(1));
     }
 
     /** Counts what the watchdog reports renewed. */

@@ -39,7 +39,8 @@ import dev.locks.store.ReleaseDeferredException;
  * The lock engine over any {@link LockStore}: normalises requests, waits with backoff and local
  * wake-ups, re-enters scoped locks, and renews leases with a shared watchdog.
  *
- * <p>Close it on shutdown: that stops the watchdog and releases what this node still holds.
+ * <p>Close it on shutdown: that stops the watchdog and releases what this node still holds, but for
+ * locks of work still running after {@link LockSettings#shutdownWait()}, which are left to their leases.
  */
 public class DefaultLockService implements LockService, AutoCloseable {
 

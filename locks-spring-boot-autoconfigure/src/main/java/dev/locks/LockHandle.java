@@ -68,11 +68,12 @@ public interface LockHandle extends AutoCloseable {
     boolean renew(Duration lease);
 
     /**
-     * Releases the grant. Inside a transaction on the lock store's DataSource the release joins that
-     * transaction, so that it commits together with the work (and is retried on its own if the
-     * transaction rolls back); the lock stays held until then. Where the transaction's snapshot could
-     * hide the grant (PostgreSQL and H2 above READ COMMITTED), the release happens right after the
-     * transaction ends instead. Either way a lock the watchdog renewed stays renewed until the
+     * Releases the grant. Inside a read-write transaction on the lock store's DataSource the release
+     * joins that transaction, so that it commits together with the work (and is retried on its own if
+     * the transaction rolls back); the lock stays held until then. Where the transaction's snapshot
+     * could hide the grant (PostgreSQL and H2 above READ COMMITTED), and inside a read-write
+     * transaction on any other resource, the release happens right after the transaction ends
+     * instead. Inside a read-only transaction it happens at once. Either way a lock the watchdog renewed stays renewed until the
      * transaction ends, and a release that fails at the commit fails the commit.
      *
      * @return true if this call released a grant that was still held; for a release made at the end

@@ -24,6 +24,7 @@ public interface LockService {
      * @throws LockTimeoutException if still busy after the wait, naming the holders
      * @throws LockUnavailableException if the store cannot be reached
      * @throws LockInterruptedException if the thread is interrupted while waiting
+     * @throws DeadlockDetectedException if waiting would never end: owners wait for each other in a cycle
      * @throws IllegalArgumentException if a path or name is invalid
      */
     LockHandle acquire(LockRequest request);

@@ -68,7 +68,7 @@ public final class MessageText {
     /**
      * @param paths the paths of one request
      * @return the first {@value #SHOWN_PATHS}, each as {@link #of} shows it, in brackets, and how many more
-     *         there are: {@code [/a, /b, /c, /d, /e … and 995 more]}
+     *         there are: {@code [/a, /b, /c, /d, /e … and 251 more]}
      */
     public static String list(Collection<?> paths) {
         StringBuilder out = new StringBuilder("[");

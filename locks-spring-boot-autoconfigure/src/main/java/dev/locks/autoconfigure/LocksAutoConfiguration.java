@@ -67,7 +67,8 @@ public final class LocksAutoConfiguration {
      *
      * @param properties the settings
      * @param beanFactory to find the lock DataSource
-     * @return the service, closed on shutdown to release what this node holds
+     * @return the service, closed on shutdown to release what this node holds (locks of work still
+     *         running after {@code locks.shutdown-wait} are left to their leases)
      */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(LockService.class)

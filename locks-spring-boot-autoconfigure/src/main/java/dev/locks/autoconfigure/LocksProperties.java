@@ -268,7 +268,8 @@ public class LocksProperties {
         /**
          * Name of the DataSource bean that holds the lock tables, when it is not the application's
          * only or primary DataSource. Locks released inside a transaction on this DataSource commit
-         * together with it; on any other DataSource they are released right after its commit.
+         * together with it; inside a transaction on any other DataSource they are released right
+         * after it ends.
          */
         private String dataSourceBean;
 
@@ -283,7 +284,7 @@ public class LocksProperties {
         /**
          * Keep one connection listening for other nodes' releases where the database can notify
          * (PostgreSQL LISTEN/NOTIFY), so that waiters get a freed lock at once. Off, they poll. Skipped
-         * automatically for pools of fewer than 3 connections.
+         * automatically for HikariCP pools of fewer than 3 connections.
          */
         private boolean releaseNotifications = true;
 

@@ -24,7 +24,8 @@ import dev.locks.LockSettings;
  * }</pre>
  *
  * The dialect (MySQL/MariaDB, PostgreSQL, H2) is detected from the connection. Close the service on
- * shutdown to release what this node holds.
+ * shutdown to release what this node holds (locks of work still running after the shutdown wait are
+ * left to their leases).
  */
 public class JdbcLockService extends DefaultLockService {
 

@@ -169,6 +169,16 @@ final class GrantedLock implements LockHandle {
             return false;
         }
         boolean released = service.released(this);
+        if (before == State.HELD && !released) {
+            // lost while held, and nothing noticed before the release (a pause or an outage longer
+            // than the lease, a force-release since the last renewal): the work may have run
+            // unprotected, which must show, and a commit under way must not go through
+            String reason = "the store no longer had the grant at its release: its lease ran out or it was force-released";
+            lostReason = reason;
+            if (STATE.compareAndSet(this, State.RELEASED, State.LOST)) {
+                service.leaseLost(this, reason);
+            }
+        }
         return before == State.HELD && released;
     }
 

@@ -38,7 +38,8 @@ public interface LockListener {
 
     /**
      * A grant's lease could not be renewed before it ran out, or the grant vanished from the store
-     * (expired or force-released): another owner may hold the lock now.
+     * (expired or force-released), found by a renewal or by the release: another owner may hold the
+     * lock now, or may have held it while the work ran.
      *
      * @param handle the handle, now invalid
      * @param reason why

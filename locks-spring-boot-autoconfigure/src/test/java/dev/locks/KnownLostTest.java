@@ -3,6 +3,8 @@ package dev.locks;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -54,6 +56,41 @@ class KnownLostTest {
     }
 
     @Test
+    void aLockWhoseReleaseFoundItsGrantGoneIsKnownLost() {
+        LockHandle handle = locks.acquire(LockRequest.paths("/gone").build());
+        assertThat(locks.forceRelease(handle.fencingToken())).isTrue();
+
+        assertThat(handle.release()).isFalse();
+
+        assertThat(LockHandles.knownLost(handle)).contains("/gone").contains("at its release");
+    }
+
+    @Test
+    void aLockWhoseReleaseFoundItsGrantGoneIsReportedToTheListeners() {
+        List<String> lost = new CopyOnWriteArrayList<>();
+        DefaultLockService listened = serviceTelling(lost);
+        LockHandle handle = listened.acquire(LockRequest.paths("/unnoticed").build());
+        assertThat(listened.forceRelease(handle.fencingToken())).isTrue();
+
+        handle.release();
+
+        assertThat(lost).singleElement().asString().contains("/unnoticed").contains("force-released");
+    }
+
+    @Test
+    void aReleaseOfALockKnownLostAlreadyDoesNotReportItAgain() {
+        List<String> lost = new CopyOnWriteArrayList<>();
+        DefaultLockService listened = serviceTelling(lost);
+        LockHandle handle = listened.acquire(LockRequest.paths("/noticed").build());
+        assertThat(listened.forceRelease(handle.fencingToken())).isTrue();
+        assertThat(handle.renew()).isFalse();
+
+        handle.release();
+
+        assertThat(lost).hasSize(1);
+    }
+
+    @Test
     void aLockWhoseLeaseRanOutUnrenewedIsKnownLost() throws InterruptedException {
         LockHandle handle = locks.acquire(LockRequest.paths("/lapsed").lease(Duration.ofMillis(50)).build());
         Thread.sleep(100);
@@ -75,5 +112,15 @@ class KnownLostTest {
             inner.release();
             outer.release();
         }
+    }
+
+    /** A service whose listener adds each lost lock's paths and reason to {@code lost}. */
+    private DefaultLockService serviceTelling(List<String> lost) {
+        return h2.service(h2.store(), H2Store.quietNode("m").listener(new LockListener() {
+            @Override
+            public void leaseLost(LockHandle handle, String reason) {
+                lost.add(handle.request().keys() + ": " + reason);
+            }
+        }).build());
     }
 }

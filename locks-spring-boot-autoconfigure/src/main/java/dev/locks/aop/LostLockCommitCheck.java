@@ -45,9 +45,15 @@ final class LostLockCommitCheck implements TransactionSynchronization {
      */
     @Override
     public void beforeCommit(boolean readOnly) {
-        if (readOnly) {
-            return;
+        if (!readOnly) {
+            failIfAnyLost(handles);
         }
+    }
+
+    /**
+     * @throws LockLostException naming the first of {@code handles} known lost
+     */
+    static void failIfAnyLost(List<LockHandle> handles) {
         for (LockHandle handle : handles) {
             String why = LockHandles.knownLost(handle);
             if (why != null) {

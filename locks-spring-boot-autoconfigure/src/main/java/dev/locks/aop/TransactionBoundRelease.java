@@ -21,7 +21,8 @@ import dev.locks.LockHandles;
  * </ul>
  * Releasing twice is harmless: a handle already released does nothing. If the joined release is
  * rolled back with the transaction, the store repeats it on its own. A lock known to be lost fails
- * the commit first ({@link LostLockCommitCheck}, registered with it, which runs before every release).
+ * the commit first ({@link LostLockCommitCheck}, registered with it, which runs before every release);
+ * a joined release that finds its grant gone fails it too.
  */
 final class TransactionBoundRelease implements TransactionSynchronization {
 
@@ -51,6 +52,9 @@ final class TransactionBoundRelease implements TransactionSynchronization {
             for (int i = handles.size() - 1; i >= 0; i--) {
                 handles.get(i).release();
             }
+            // a release that found its grant gone knows the lock was lost since the check: a
+            // force-release the watchdog had not yet noticed
+            LostLockCommitCheck.failIfAnyLost(handles);
         }
     }
 

@@ -259,6 +259,26 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
     }
 
     @Test
+    void withTheLockOrderedInsideTheTransactionALockForceReleasedSinceItsLastRenewalRollsTheWorkBack() {
+        // the release's DELETE, joining the commit, finds nothing: no renewal needs to have noticed
+        assertRolledBackForItsLostLock(309, () -> insideWriter.writeThen(309, () -> forceRelease("/docs/309")))
+                .hasMessageContaining("at its release");
+    }
+
+    @Test
+    void insideAnOuterTransactionALockForceReleasedSinceItsLastRenewalRollsTheWorkBack() {
+        assertRolledBackForItsLostLock(311, () -> writerTransactions.executeWithoutResult(
+                status -> writer.writeThen(311, () -> forceRelease("/docs/311")))).hasMessageContaining("at its release");
+    }
+
+    @Test
+    void withoutATransactionALockFoundGoneAtItsReleaseIsReportedLost() {
+        writer.runWithoutTransaction(310, () -> forceRelease("/docs/310"));
+
+        assertThat(writerLosses.lostPaths).contains("/docs/310");
+    }
+
+    @Test
     void aLockHeldPastARenewalLetsTheWorkCommit() {
         // past the three-second lease, which only renewals (every second) keep alive
         writer.writeThen(304, () -> PathLockedContract.sleep(4000));
@@ -362,10 +382,15 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
      * the holder's renewals (every third of its lease) have noticed.
      */
     private void loseTheLock(LeaseEvents holder, String path) {
+        forceRelease(path);
+        await().atMost(Duration.ofSeconds(10)).until(() -> holder.lostPaths.contains(path));
+    }
+
+    /** Force-releases the one lock on {@code path} from the probe, as an operator would. */
+    private void forceRelease(String path) {
         List<LockHolder> holders = nodes.probe().holders(null, path);
         assertThat(holders).hasSize(1);
         assertThat(nodes.probe().forceRelease(holders.get(0).lockId())).isTrue();
-        await().atMost(Duration.ofSeconds(10)).until(() -> holder.lostPaths.contains(path));
     }
 
     private int rows(int id) {
@@ -450,6 +475,11 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
         @Transactional(readOnly = true)
         public int count(int id) {
             return jdbc.queryForObject("SELECT COUNT(*) FROM " + table + " WHERE id = ?", Integer.class, id);
+        }
+
+        @PathLocked(paths = "'/docs/' + #id", lease = "3s")
+        public void runWithoutTransaction(int id, Runnable then) {
+            then.run();
         }
 
         @PathLocked(paths = "'/docs/' + #id")

@@ -138,6 +138,7 @@ final class LeaseRenewer implements AutoCloseable {
             log.warn("Could not renew {} lease(s); retrying until they run out: {}", batch.size(), ex.toString());
             return;
         }
+        long answered = System.nanoTime();
         long next = sent + settings.renewIntervalFor(lease).toNanos();
         if (!renewed.isEmpty()) {
             for (LockListener listener : listeners) {
@@ -157,13 +158,33 @@ final class LeaseRenewer implements AutoCloseable {
                 handle.nextRenewalNanos(next);
             }
             else if (handle.isHeld()) {
-                lose(handle, "the store no longer had the grant at renewal: its lease expired or it was force-released");
+                lose(handle, "the store no longer had the grant at renewal: its lease expired or it was force-released"
+                        + lateness(handle, sent, answered));
             }
             else {
                 // its release was made, or has joined the transaction, whose rows renewals keep off
                 releasing.remove(handle);
             }
         }
+    }
+
+    /**
+     * Why a renewal may have come too late, when it did: the lease had run out before it was sent
+     * (the watchdog's one thread was held up by earlier rounds), or its answer took longer than the
+     * lease had left. Either is most often a wait for a connection of a pool that the application's
+     * own work has taken, which the reason must name, since the store only saw an expired grant.
+     */
+    private static String lateness(GrantedLock handle, long sent, long answered) {
+        long overdue = sent - handle.validUntilNanos();
+        long took = answered - sent;
+        if (overdue < 0 && took < -overdue) {
+            return "";
+        }
+        String when = overdue >= 0
+                ? "; the renewal was sent " + overdue / 1_000_000 + " ms after the lease had run out and took " + took / 1_000_000 + " ms"
+                : "; the renewal took " + took / 1_000_000 + " ms, more than the " + -overdue / 1_000_000 + " ms the lease had left";
+        return when + ": waits for a connection of the lock DataSource's pool, or a slow database, held the watchdog up"
+                + " (give the lock tables a pool of their own with room for the watchdog, or a longer lease)";
     }
 
     private void lose(GrantedLock handle, String reason) {

@@ -38,6 +38,12 @@ final class AnnotationLocksOnThread {
         }
     }
 
+    /** @return the locks of the innermost annotated method running on this thread, or an empty list */
+    static List<LockHandle> innermost() {
+        Deque<List<LockHandle>> held = HELD.get();
+        return held == null ? List.of() : List.copyOf(held.peek());
+    }
+
     /** @return every lock the annotations hold on this thread now, outermost first */
     static List<LockHandle> current() {
         Deque<List<LockHandle>> held = HELD.get();

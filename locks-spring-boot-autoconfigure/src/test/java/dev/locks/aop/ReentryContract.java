@@ -1,6 +1,7 @@
 package dev.locks.aop;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -90,6 +91,29 @@ abstract class ReentryContract extends AnnotationContract {
             assertThat(nodes.isFree(LockRequest.paths("/re3/a").exclusive().build())).isFalse();
         });
         assertThat(grants.acquired).hasValue(2);
+    }
+
+    @Test
+    void aMethodFindsItsLockAndItsFencingToken() {
+        outer.write("/token/a", inner -> {
+            assertThat(AnnotationLocks.current()).singleElement()
+                    .satisfies(handle -> assertThat(handle.request().keys()).containsExactly("/token/a"));
+            assertThat(AnnotationLocks.fencingToken())
+                    .isEqualTo(nodes.probe().holders(null, "/token/a").get(0).lockId());
+        });
+    }
+
+    @Test
+    void aNestedMethodFindsItsOwnLockNotItsCallers() {
+        outer.write("/token/outer", inner -> inner.write("/token/inner", () -> assertThat(AnnotationLocks.current())
+                .singleElement().satisfies(handle -> assertThat(handle.request().keys()).containsExactly("/token/inner"))));
+    }
+
+    @Test
+    void outsideAnnotatedMethodsThereIsNoFencingToken() {
+        assertThat(AnnotationLocks.current()).isEmpty();
+        assertThatThrownBy(AnnotationLocks::fencingToken).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("No method holding locks");
     }
 
     @Test

@@ -71,9 +71,9 @@ public interface LockHandle extends AutoCloseable {
      * Releases the grant. Inside a read-write transaction on the lock store's DataSource the release
      * joins that transaction, so that it commits together with the work (and is retried on its own if
      * the transaction rolls back); the lock stays held until then. Where the transaction's snapshot
-     * could hide the grant (PostgreSQL and H2 above READ COMMITTED), and inside a read-write
-     * transaction on any other resource, the release happens right after the transaction ends
-     * instead. Inside a read-only transaction it happens at once. Either way a lock the watchdog renewed stays renewed until the
+     * could hide the grant (PostgreSQL and H2 above READ COMMITTED), the release happens right after
+     * the transaction ends instead. Inside a read-only transaction, or a transaction on another
+     * resource, it happens at once. Either way a lock the watchdog renewed stays renewed until the
      * transaction ends, and a release that fails at the commit fails the commit.
      *
      * @return true if this call released a grant that was still held; for a release made at the end

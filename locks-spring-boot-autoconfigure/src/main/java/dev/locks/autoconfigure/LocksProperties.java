@@ -268,8 +268,8 @@ public class LocksProperties {
         /**
          * Name of the DataSource bean that holds the lock tables, when it is not the application's
          * only or primary DataSource. Locks released inside a transaction on this DataSource commit
-         * together with it; inside a transaction on any other DataSource they are released right
-         * after it ends.
+         * together with it; the annotations' locks inside a transaction on any other DataSource are
+         * released right after it ends, and a release by hand there is made at once.
          */
         private String dataSourceBean;
 

@@ -15,10 +15,8 @@ import dev.locks.store.PendingRelease;
 import dev.locks.store.ReleaseDeferredException;
 
 /**
- * Releases made inside a caller's read-write transaction. The lock is freed when the work commits,
- * never before: nobody can lock the data before the work is visible. A transaction on another
- * DataSource (or another resource) is followed: the release runs on a connection of the store's own
- * once it has ended, committed or rolled back.
+ * Releases made inside a caller's transaction on the lock tables' own DataSource. The lock is freed
+ * when the work commits, never before: nobody can lock the data before the work is visible.
  * <p>
  * The release joins as the commit begins ({@link CommitPhase}), or follows the transaction where
  * its snapshot could hide the grant ({@link SqlDialect#releasesInSnapshotTransactions}). Until then
@@ -65,19 +63,15 @@ final class CallersTransactionReleases {
     }
 
     /**
-     * Whether the caller's thread is in a transaction that a release must wait for: a read-write one,
-     * on any resource. A read-only one is not waited for: it wrote nothing the lock could guard, and
-     * on the lock tables' DataSource it would refuse the release (PostgreSQL then aborts it).
+     * Whether the caller's thread is in a transaction that a release must join. A read-only one is
+     * not joined: it wrote nothing the lock could guard, and it would refuse the release (PostgreSQL
+     * then aborts it).
      */
     boolean inCallersTransaction() {
         return TransactionSynchronizationManager.isSynchronizationActive()
                 && TransactionSynchronizationManager.isActualTransactionActive()
-                && !TransactionSynchronizationManager.isCurrentTransactionReadOnly();
-    }
-
-    /** @return whether the caller's transaction holds a connection of the lock tables' DataSource, which a release can join */
-    private boolean onLockTables() {
-        return TransactionSynchronizationManager.getResource(transactions.dataSource()) != null;
+                && !TransactionSynchronizationManager.isCurrentTransactionReadOnly()
+                && TransactionSynchronizationManager.getResource(transactions.dataSource()) != null;
     }
 
     /** Registers the caller's transaction's {@link CommitPhase} before its commit begins, where a release may ask for it. */
@@ -113,21 +107,9 @@ final class CallersTransactionReleases {
         ReleaseAtTransactionEnd end = new ReleaseAtTransactionEnd(grant, keepFor, pending);
         TransactionSynchronizationManager.registerSynchronization(end);
         boolean committing = phase.committing();
-        if (!committing || !onLockTables()) {
+        if (!committing) {
             // the release waits for the commit whatever follows, even if the look fails
             pending.started();
-        }
-        if (!onLockTables()) {
-            // another resource's transaction: nothing to join, and a connection of the lock tables
-            // taken through Spring would be bound to it; the release follows it on one of the store's own
-            try {
-                end.seenLive = transactions.autoCommit("look at a lock released after the caller's transaction",
-                        c -> statements.isLive(c, grant));
-                return end.seenLive;
-            }
-            catch (RuntimeException ex) {
-                throw end.failed(ex);
-            }
         }
         Connection connection = null;
         try {

@@ -44,9 +44,9 @@ import dev.locks.store.ReleaseDeferredException;
 import dev.locks.testing.TrappingDataSource;
 
 /**
- * A release inside a caller's transaction, on the lock tables' own DataSource or another: the lock
- * stays held until the work commits and is free after it, at every isolation level, and the release
- * never costs the caller its work.
+ * A release inside a transaction on the lock tables' own DataSource: the lock stays held until the
+ * work commits and is free after it, at every isolation level, and the release never costs the
+ * caller its work.
  */
 abstract class CallersTransactionContract extends LockServiceContract {
 
@@ -94,75 +94,19 @@ abstract class CallersTransactionContract extends LockServiceContract {
     }
 
     @Test
-    void aReleaseInsideATransactionOnAnotherDataSourceFreesTheLockOnlyAfterItsCommit() {
+    void aReleaseInsideATransactionOnAnotherDataSourceFreesTheLockAtOnce() {
+        // waiting for that transaction would make a second call on the same path inside it (two
+        // records of one key in a listener's batch) wait for itself; the annotations wait, keeping
+        // the lock in the thread's scope until then
         JdbcLockService other = newNode("node-b");
+        TransactionTemplate elsewhere = new TransactionTemplate(new DataSourceTransactionManager(new DriverManagerDataSource(
+                "jdbc:h2:mem:application-" + ThreadLocalRandom.current().nextInt(1 << 30))));
 
-        Boolean released = onAnotherDataSource().execute(status -> {
-            boolean answer = tryX("/elsewhere/commit").orElseThrow().release();
-            assertThat(other.tryAcquire(x("/elsewhere/commit").build())).as("free before the work is committed").isEmpty();
-            return answer;
+        elsewhere.executeWithoutResult(status -> {
+            assertThat(tryX("/elsewhere").orElseThrow().release()).isTrue();
+            assertThat(other.tryAcquire(x("/elsewhere").build())).as("free while that transaction is open").isPresent()
+                    .get().matches(LockHandle::release);
         });
-
-        assertThat(released).isTrue();
-        assertThat(other.tryAcquire(x("/elsewhere/commit").build())).as("free after the commit").isPresent().get()
-                .matches(LockHandle::release);
-    }
-
-    @Test
-    void aReleaseInsideATransactionOnAnotherDataSourceFreesTheLockAfterItsRollback() {
-        JdbcLockService other = newNode("node-b");
-
-        onAnotherDataSource().executeWithoutResult(status -> {
-            tryX("/elsewhere/rollback").orElseThrow().release();
-            assertThat(other.tryAcquire(x("/elsewhere/rollback").build())).as("free before the rollback").isEmpty();
-            status.setRollbackOnly();
-        });
-
-        assertThat(other.tryAcquire(x("/elsewhere/rollback").build())).as("free after the rollback").isPresent().get()
-                .matches(LockHandle::release);
-    }
-
-    @Test
-    void aReleaseInsideATransactionOnAnotherDataSourceHandsTheLockToAWaiterOfThisJvmOnlyAfterItsCommit()
-            throws Exception {
-        AtomicBoolean committed = new AtomicBoolean();
-        CompletableFuture<Boolean> waiterSawTheCommit = new CompletableFuture<>();
-
-        onAnotherDataSource().executeWithoutResult(status -> {
-            LockHandle held = tryX("/elsewhere/hand-off").orElseThrow();
-            Thread waiter = new Thread(() -> {
-                try (LockHandle next = locks.acquire(x("/elsewhere/hand-off").waitAtMost(Duration.ofSeconds(30)).build())) {
-                    waiterSawTheCommit.complete(committed.get());
-                }
-                catch (RuntimeException ex) {
-                    waiterSawTheCommit.completeExceptionally(ex);
-                }
-            });
-            waiter.start();
-            await().atMost(Duration.ofSeconds(10)).until(() -> locks.waitingCount() == 1);
-            held.release();
-            try {
-                // long enough for a waiter handed the lock at the release to have it before the commit
-                waiterSawTheCommit.get(500, TimeUnit.MILLISECONDS);
-            }
-            catch (java.util.concurrent.TimeoutException | InterruptedException | java.util.concurrent.ExecutionException ex) {
-                // still waiting, as it should
-            }
-            TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-                @Override
-                public void afterCommit() {
-                    committed.set(true);
-                }
-            });
-        });
-
-        assertThat(waiterSawTheCommit.get(30, TimeUnit.SECONDS)).as("granted after the commit").isTrue();
-    }
-
-    /** Transactions on an in-memory database of their own, not the lock tables'. */
-    private static TransactionTemplate onAnotherDataSource() {
-        return new TransactionTemplate(new DataSourceTransactionManager(new DriverManagerDataSource(
-                "jdbc:h2:mem:application-" + ThreadLocalRandom.current().nextInt(1 << 30) + ";DB_CLOSE_DELAY=-1")));
     }
 
     @Test

@@ -16,7 +16,8 @@ import dev.locks.store.Grant;
  */
 final class GrantedLock implements LockHandle {
 
-    private enum State { HELD, RELEASED, LOST }
+    /** LOST_RELEASED: released after it was lost, or found lost by its release; lost either way. */
+    private enum State { HELD, RELEASED, LOST, LOST_RELEASED }
 
     private final DefaultLockService service;
 
@@ -33,9 +34,12 @@ final class GrantedLock implements LockHandle {
     // a field and a VarHandle rather than an AtomicReference: 16 bytes less for each of thousands of held locks
     private static final VarHandle STATE;
 
+    private static final VarHandle LOST_REASON;
+
     static {
         try {
             STATE = MethodHandles.lookup().findVarHandle(GrantedLock.class, "state", State.class);
+            LOST_REASON = MethodHandles.lookup().findVarHandle(GrantedLock.class, "lostReason", String.class);
         }
         catch (ReflectiveOperationException ex) {
             throw new ExceptionInInitializerError(ex);
@@ -50,6 +54,7 @@ final class GrantedLock implements LockHandle {
 
     private volatile long nextRenewalNanos;
 
+    // the first reason found stays, so that listeners, checkValid and knownLost tell the same one
     private volatile String lostReason;
 
     GrantedLock(DefaultLockService service, LockRequest request, String tenant, List<LockPath> paths,
@@ -92,7 +97,7 @@ final class GrantedLock implements LockHandle {
         State s = state;
         String why = switch (s) {
             case RELEASED -> "it was released";
-            case LOST -> lostReason;
+            case LOST, LOST_RELEASED -> lostReason;
             case HELD -> ranOut();
         };
         throw new LockLostException("Lock " + describe() + " is no longer held: " + why);
@@ -103,13 +108,13 @@ final class GrantedLock implements LockHandle {
     }
 
     /**
-     * @return why the lock is known lost (a renewal found the grant gone, or the lease ran out
-     *         unrenewed), or null; null for a released handle too, whose grant a caller's transaction
-     *         may keep until its commit
+     * @return why the lock is known lost (a renewal or the release found the grant gone, or the
+     *         lease ran out unrenewed), or null; null for a handle released while held, whose grant a
+     *         caller's transaction may keep until its commit
      */
     String knownLostReason() {
         State s = state;
-        if (s == State.LOST) {
+        if (s == State.LOST || s == State.LOST_RELEASED) {
             return lostReason;
         }
         return s == State.HELD && System.nanoTime() - validUntilNanos >= 0 ? ranOut() : null;
@@ -154,9 +159,9 @@ final class GrantedLock implements LockHandle {
 
     /** Marks the lease lost, once; returns true if this call did. */
     boolean lost(String reason) {
-        lostReason = reason;
+        LOST_REASON.compareAndSet(this, null, reason);
         if (STATE.compareAndSet(this, State.HELD, State.LOST)) {
-            service.leaseLost(this, reason);
+            service.leaseLost(this, lostReason);
             return true;
         }
         return false;
@@ -164,19 +169,23 @@ final class GrantedLock implements LockHandle {
 
     @Override
     public boolean release() {
-        State before = (State) STATE.getAndSet(this, State.RELEASED);
-        if (before == State.RELEASED) {
-            return false;
-        }
+        State before;
+        do {
+            before = state;
+            if (before == State.RELEASED || before == State.LOST_RELEASED) {
+                return false;
+            }
+            // a lost lock stays known lost once released: a commit under way must still fail for it
+        } while (!STATE.compareAndSet(this, before, before == State.HELD ? State.RELEASED : State.LOST_RELEASED));
         boolean released = service.released(this);
         if (before == State.HELD && !released) {
             // lost while held, and nothing noticed before the release (a pause or an outage longer
             // than the lease, a force-release since the last renewal): the work may have run
             // unprotected, which must show, and a commit under way must not go through
-            String reason = "the store no longer had the grant at its release: its lease ran out or it was force-released";
-            lostReason = reason;
-            if (STATE.compareAndSet(this, State.RELEASED, State.LOST)) {
-                service.leaseLost(this, reason);
+            LOST_REASON.compareAndSet(this, null,
+                    "the store no longer had the grant at its release: its lease ran out or it was force-released");
+            if (STATE.compareAndSet(this, State.RELEASED, State.LOST_RELEASED)) {
+                service.leaseLost(this, lostReason);
             }
         }
         return before == State.HELD && released;

@@ -172,7 +172,8 @@ final class LeaseRenewer implements AutoCloseable {
      * Why a renewal may have come too late, when it did: the lease had run out before it was sent
      * (the watchdog's one thread was held up by earlier rounds), or its answer took longer than the
      * lease had left. Either is most often a wait for a connection of a pool that the application's
-     * own work has taken, which the reason must name, since the store only saw an expired grant.
+     * own work has taken (else a slow database or a pause of this JVM), which the reason must name,
+     * since the store only saw an expired grant.
      */
     private static String lateness(GrantedLock handle, long sent, long answered) {
         long overdue = sent - handle.validUntilNanos();
@@ -183,8 +184,8 @@ final class LeaseRenewer implements AutoCloseable {
         String when = overdue >= 0
                 ? "; the renewal was sent " + overdue / 1_000_000 + " ms after the lease had run out and took " + took / 1_000_000 + " ms"
                 : "; the renewal took " + took / 1_000_000 + " ms, more than the " + -overdue / 1_000_000 + " ms the lease had left";
-        return when + ": waits for a connection of the lock DataSource's pool, or a slow database, held the watchdog up"
-                + " (give the lock tables a pool of their own with room for the watchdog, or a longer lease)";
+        return when + ": a wait for a connection of the lock DataSource's pool, a slow database or a pause of this"
+                + " JVM held the watchdog up (for the pool: give the lock tables a pool of their own, or a longer lease)";
     }
 
     private void lose(GrantedLock handle, String reason) {

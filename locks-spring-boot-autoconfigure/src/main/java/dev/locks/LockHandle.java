@@ -77,7 +77,10 @@ public interface LockHandle extends AutoCloseable {
      * transaction ends, and a release that fails at the commit fails the commit.
      *
      * @return true if this call released a grant that was still held; for a release made at the end
-     *         of the caller's transaction, whether the grant was still held when it was asked
+     *         of the caller's transaction, whether the grant was still held when it was asked. False
+     *         when the grant was gone (its lease ran out, or it was force-released): the handle then
+     *         counts as lost, and listeners hear {@link LockListener#leaseLost} unless a renewal had
+     *         found it so before
      * @throws LockUnavailableException if the store cannot be reached; the release is then retried in
      *         the background until it succeeds or the lease has run out (where it failed inside the
      *         caller's transaction, its cause is a {@link dev.locks.store.ReleaseDeferredException}:

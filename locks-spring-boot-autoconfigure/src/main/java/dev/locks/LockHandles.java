@@ -20,10 +20,10 @@ public final class LockHandles {
 
     /**
      * Why the lock of {@code handle} is known to be lost, from what the engine knows without a round
-     * trip: its lease ran out without renewal, or a renewal found its grant gone (force-released, or
-     * expired). A handle of this library released already is not judged: its release may wait for the
-     * commit of a caller's transaction, which keeps the grant until then (a force-release meanwhile
-     * goes unnoticed). A handle of another {@link LockService} answers from {@link LockHandle#checkValid}.
+     * trip: its lease ran out without renewal, or a renewal or its release found its grant gone
+     * (force-released, or expired). A handle of this library released while held is not judged
+     * otherwise: its release may wait for the commit of a caller's transaction, which keeps the grant
+     * until then (a force-release meanwhile goes unnoticed); one lost first stays lost. A handle of another {@link LockService} answers from {@link LockHandle#checkValid}.
      *
      * @param handle a handle
      * @return the reason, naming the lock, or null if it is not known lost

@@ -4,8 +4,9 @@ import java.time.Duration;
 
 /**
  * Told about lock events on this node: for metrics, alerts and tests. Called on the thread where
- * the event happens (the watchdog's for renewals and lost leases); implementations must be quick
- * and must not throw.
+ * the event happens (the watchdog's for renewals and for leases a renewal found lost; the releasing
+ * thread's, perhaps inside a commit, for a lease its release found lost); implementations must be
+ * quick and must not throw.
  */
 public interface LockListener {
 

@@ -66,6 +66,19 @@ class KnownLostTest {
     }
 
     @Test
+    void aLockKnownLostStaysKnownLostOnceReleased() {
+        LockHandle handle = locks.acquire(LockRequest.paths("/lost-then-released").build());
+        assertThat(locks.forceRelease(handle.fencingToken())).isTrue();
+        assertThat(handle.renew()).isFalse();
+
+        assertThat(handle.release()).isFalse();
+
+        // with the reason the renewal found, not the release's
+        assertThat(LockHandles.knownLost(handle)).contains("/lost-then-released").contains("no longer has the grant")
+                .doesNotContain("at its release");
+    }
+
+    @Test
     void aLockWhoseReleaseFoundItsGrantGoneIsReportedToTheListeners() {
         List<String> lost = new CopyOnWriteArrayList<>();
         DefaultLockService listened = serviceTelling(lost);

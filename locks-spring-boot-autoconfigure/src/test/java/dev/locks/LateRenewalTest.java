@@ -40,7 +40,8 @@ class LateRenewalTest {
 
         await().atMost(Duration.ofSeconds(10)).until(() -> !reasons.isEmpty());
         assertThat(handle.isValid()).isFalse();
-        assertThat(reasons.get(0)).contains("the renewal took").contains("ms the lease had left")
+        // sent in time unless this machine held the watchdog's tick up past the lease: both say how late
+        assertThat(reasons.get(0)).containsAnyOf("ms the lease had left", "after the lease had run out")
                 .contains("pool of their own");
     }
 

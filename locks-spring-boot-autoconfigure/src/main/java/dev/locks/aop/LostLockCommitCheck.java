@@ -16,8 +16,9 @@ import dev.locks.LockLostException;
  * answer from what the engine knows, without a round trip: a force-release is known at the next
  * renewal (every lease/3), and one made since still lets the commit through; fencing tokens are
  * the guard for that window. Every check of a transaction runs before any release joins its commit
- * ({@link #ORDER}), and a handle released already is not judged: a re-entrant call's lock or a
- * release inside the transaction keeps its grant until the commit.
+ * ({@link #ORDER}), and a handle released while held is not judged: a re-entrant call's lock or a
+ * release inside the transaction keeps its grant until the commit. A release that joins the commit
+ * and finds its grant gone fails it too ({@link TransactionBoundRelease}).
  */
 final class LostLockCommitCheck implements TransactionSynchronization {
 

@@ -33,7 +33,13 @@ final class LeaseRenewer implements AutoCloseable {
 
     private final LockStore store;
 
+    /** How often a slow renewal is logged at most. */
+    private static final Duration SLOW_RENEWAL_LOG_INTERVAL = Duration.ofMinutes(1);
+
     private final LockSettings settings;
+
+    // when (nanoTime) the next slow renewal may be logged; only the watchdog's thread renews
+    private long nextSlowRenewalLog = System.nanoTime();
 
     private final Set<GrantedLock> handles = ConcurrentHashMap.newKeySet();
 
@@ -139,6 +145,7 @@ final class LeaseRenewer implements AutoCloseable {
             return;
         }
         long answered = System.nanoTime();
+        warnIfSlow(batch.size(), lease, answered - sent);
         long next = sent + settings.renewIntervalFor(lease).toNanos();
         if (!renewed.isEmpty()) {
             for (LockListener listener : listeners) {
@@ -166,6 +173,24 @@ final class LeaseRenewer implements AutoCloseable {
                 releasing.remove(handle);
             }
         }
+    }
+
+    /**
+     * Says so when a renewal took longer than the time between renewals, before a longer one loses
+     * leases: the store sees nothing wrong, and the pool's queue, where it usually waited, logs nothing.
+     */
+    private void warnIfSlow(int leases, Duration lease, long tookNanos) {
+        long interval = settings.renewIntervalFor(lease).toNanos();
+        long now = System.nanoTime();
+        if (tookNanos <= interval || now - nextSlowRenewalLog < 0) {
+            return;
+        }
+        nextSlowRenewalLog = now + SLOW_RENEWAL_LOG_INTERVAL.toNanos();
+        log.warn("Renewing {} lease(s) of {} took {} ms, longer than the {} ms between renewals; a renewal slower than"
+                + " what is left of a lease loses it. Most often the lock DataSource's pool had no free connection"
+                + " (the application's work held them all): give the lock tables a pool of their own"
+                + " (locks.jdbc.data-source-bean) or a longer lease. Logged at most once a minute.",
+                leases, lease, tookNanos / 1_000_000, interval / 1_000_000);
     }
 
     /**

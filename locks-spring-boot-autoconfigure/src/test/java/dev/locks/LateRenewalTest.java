@@ -8,7 +8,12 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import org.junit.jupiter.api.AfterEach;
+import org.slf4j.LoggerFactory;
 import org.junit.jupiter.api.Test;
 
 import dev.locks.testing.H2Store;
@@ -43,6 +48,30 @@ class LateRenewalTest {
         // sent in time unless this machine held the watchdog's tick up past the lease: both say how late
         assertThat(reasons.get(0)).containsAnyOf("ms the lease had left", "after the lease had run out")
                 .contains("pool of their own");
+    }
+
+    @Test
+    void aRenewalSlowerThanTheTimeBetweenRenewalsIsLoggedBeforeALeaseIsLost() {
+        ListAppender<ILoggingEvent> appender = new ListAppender<>();
+        appender.start();
+        Logger watchdogLog = (Logger) LoggerFactory.getLogger(LeaseRenewer.class);
+        watchdogLog.addAppender(appender);
+        try {
+            // renewed every 666 ms; the stalled renewal answers with more than a second of the lease left
+            DefaultLockService locks = serviceWhoseRenewalsStall(Duration.ofMillis(900));
+            LockHandle handle = locks.keepRenewed(locks.acquire(LockRequest.paths("/slow").lease(Duration.ofSeconds(2)).build()));
+
+            await().atMost(Duration.ofSeconds(10)).until(() -> !appender.list.isEmpty());
+            assertThat(appender.list.get(0).getLevel()).isEqualTo(Level.WARN);
+            assertThat(appender.list.get(0).getFormattedMessage()).contains("longer than the 666 ms between renewals")
+                    .contains("pool of their own");
+            assertThat(handle.isValid()).isTrue();
+            assertThat(reasons).isEmpty();
+            handle.release();
+        }
+        finally {
+            watchdogLog.detachAppender(appender);
+        }
     }
 
     @Test

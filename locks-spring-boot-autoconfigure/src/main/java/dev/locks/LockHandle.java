@@ -72,15 +72,15 @@ public interface LockHandle extends AutoCloseable {
      * joins that transaction, so that it commits together with the work (and is retried on its own if
      * the transaction rolls back); the lock stays held until then. Where the transaction's snapshot
      * could hide the grant (PostgreSQL and H2 above READ COMMITTED), the release happens right after
-     * the transaction ends instead. Inside a read-only transaction, or a transaction on another
-     * resource, it happens at once. Either way a lock the watchdog renewed stays renewed until the
-     * transaction ends, and a release that fails at the commit fails the commit.
+     * the transaction ends instead. Either way a lock the watchdog renewed stays renewed until the
+     * transaction ends, and a release that fails at the commit fails the commit. Inside a read-only
+     * transaction, or a transaction on another resource, the release happens at once.
      *
      * @return true if this call released a grant that was still held; for a release made at the end
-     *         of the caller's transaction, whether the grant was still held when it was asked. False
-     *         when the grant was gone (its lease ran out, or it was force-released): the handle then
-     *         counts as lost, and listeners hear {@link LockListener#leaseLost} unless a renewal had
-     *         found it so before
+     *         of the caller's transaction, whether the grant was still held when it was asked (on
+     *         MySQL above READ COMMITTED, what the handle knows). False when the release found the
+     *         grant gone (its lease ran out, or it was force-released): the handle then counts as
+     *         lost, and listeners hear {@link LockListener#leaseLost} unless a renewal had reported it
      * @throws LockUnavailableException if the store cannot be reached; the release is then retried in
      *         the background until it succeeds or the lease has run out (where it failed inside the
      *         caller's transaction, its cause is a {@link dev.locks.store.ReleaseDeferredException}:

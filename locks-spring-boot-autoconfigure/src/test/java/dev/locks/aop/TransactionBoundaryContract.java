@@ -260,16 +260,16 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
 
     @Test
     void withTheLockOrderedInsideTheTransactionALockForceReleasedSinceItsLastRenewalRollsTheWorkBack() {
-        // the release's DELETE, joining the commit, finds nothing: no renewal needs to have noticed
-        // (one that does, in the moment before the commit, fails it with its own reason)
-        assertRolledBackForItsLostLock(309, () -> insideWriter.writeThen(309, () -> forceRelease("/docs/309")))
-                .hasMessageContaining("force-released");
+        // the release's DELETE, joining the commit, finds nothing; the next renewal is 20 s away
+        assertRolledBackForItsLostLock(309, () -> insideWriter.writeWithALongLeaseThen(309, () -> forceRelease("/docs/309")))
+                .hasMessageContaining("at its release");
     }
 
     @Test
     void insideAnOuterTransactionALockForceReleasedSinceItsLastRenewalRollsTheWorkBack() {
         assertRolledBackForItsLostLock(311, () -> writerTransactions.executeWithoutResult(
-                status -> writer.writeThen(311, () -> forceRelease("/docs/311")))).hasMessageContaining("force-released");
+                status -> writer.writeWithALongLeaseThen(311, () -> forceRelease("/docs/311"))))
+                .hasMessageContaining("at its release");
     }
 
     @Test
@@ -476,6 +476,13 @@ abstract class TransactionBoundaryContract extends AnnotationContract {
         @Transactional(readOnly = true)
         public int count(int id) {
             return jdbc.queryForObject("SELECT COUNT(*) FROM " + table + " WHERE id = ?", Integer.class, id);
+        }
+
+        @PathLocked(paths = "'/docs/' + #id", lease = "60s")
+        @Transactional
+        public void writeWithALongLeaseThen(int id, Runnable then) {
+            jdbc.update("INSERT INTO " + table + " (id, body) VALUES (?, 'v1')", id);
+            then.run();
         }
 
         @PathLocked(paths = "'/docs/' + #id", lease = "3s")

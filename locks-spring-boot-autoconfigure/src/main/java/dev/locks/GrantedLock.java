@@ -19,18 +19,6 @@ final class GrantedLock implements LockHandle {
     /** LOST_RELEASED: released after it was lost, or found lost by its release; lost either way. */
     private enum State { HELD, RELEASED, LOST, LOST_RELEASED }
 
-    private final DefaultLockService service;
-
-    private final LockRequest request;
-
-    private final String tenant;
-
-    private final List<LockPath> paths;
-
-    private final Duration lease;
-
-    private final LockScope scope;
-
     // a field and a VarHandle rather than an AtomicReference: 16 bytes less for each of thousands of held locks
     private static final VarHandle STATE;
 
@@ -45,6 +33,18 @@ final class GrantedLock implements LockHandle {
             throw new ExceptionInInitializerError(ex);
         }
     }
+
+    private final DefaultLockService service;
+
+    private final LockRequest request;
+
+    private final String tenant;
+
+    private final List<LockPath> paths;
+
+    private final Duration lease;
+
+    private final LockScope scope;
 
     private volatile State state = State.HELD;
 

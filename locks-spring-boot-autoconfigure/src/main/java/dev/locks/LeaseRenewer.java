@@ -31,10 +31,10 @@ final class LeaseRenewer implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(LeaseRenewer.class);
 
-    private final LockStore store;
-
     /** How often a slow renewal is logged at most. */
     private static final Duration SLOW_RENEWAL_LOG_INTERVAL = Duration.ofMinutes(1);
+
+    private final LockStore store;
 
     private final LockSettings settings;
 

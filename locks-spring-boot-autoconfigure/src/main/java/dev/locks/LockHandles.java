@@ -23,7 +23,8 @@ public final class LockHandles {
      * trip: its lease ran out without renewal, or a renewal or its release found its grant gone
      * (force-released, or expired). A handle of this library released while held is not judged
      * otherwise: its release may wait for the commit of a caller's transaction, which keeps the grant
-     * until then (a force-release meanwhile goes unnoticed); one lost first stays lost. A handle of another {@link LockService} answers from {@link LockHandle#checkValid}.
+     * until then (a force-release meanwhile goes unnoticed); one lost first stays lost. A handle of
+     * another {@link LockService} answers from {@link LockHandle#checkValid}.
      *
      * @param handle a handle
      * @return the reason, naming the lock, or null if it is not known lost

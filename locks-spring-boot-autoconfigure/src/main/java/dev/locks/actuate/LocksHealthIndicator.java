@@ -12,6 +12,7 @@ import java.util.concurrent.TimeoutException;
 
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
+import org.springframework.core.task.SimpleAsyncTaskExecutor;
 
 import dev.locks.DefaultLockService;
 import dev.locks.HolderQuery;
@@ -62,11 +63,14 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
 
     private final Duration timeout;
 
-    // the check under way, which callers arriving meanwhile share: two at once would find each
-    // other's probe busy, and a hung store would gain a thread per call; null when none runs
+    // a thread per check, not a pool's, which a hung store could fill or application work delay
+    private final SimpleAsyncTaskExecutor checks = new SimpleAsyncTaskExecutor("locks-health-check-");
+
+    // the latest check, which callers arriving while it runs share: two at once would find each
+    // other's probe busy, and a hung store would gain a thread per call; null before the first
     private CompletableFuture<Health> running;
 
-    // System.nanoTime() when the running check began; both guarded by this
+    // System.nanoTime() when the latest check began; both guarded by this
     private long runningSince;
 
     // until when (nanoTime) a probe of this JVM that failed may still hold the probe lock, so that
@@ -116,6 +120,7 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
         this.clock = Objects.requireNonNull(clock, "clock");
         this.lockProbe = lockProbe;
         this.timeout = Objects.requireNonNull(timeout, "timeout");
+        this.checks.setDaemon(true);
         if (timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("The health check timeout must be positive, was " + timeout);
         }
@@ -126,8 +131,9 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
         CompletableFuture<Health> check;
         long since;
         synchronized (this) {
-            if (running == null) {
-                running = start();
+            // a finished check is never handed out again: a call after it gets a fresh one
+            if (running == null || running.isDone()) {
+                running = checks.submitCompletable(this::checked);
                 runningSince = System.nanoTime();
             }
             check = running;
@@ -159,32 +165,11 @@ public class LocksHealthIndicator extends AbstractHealthIndicator {
         }
     }
 
-    /** Starts a check on a thread of its own, not a pool's, which a hung store could fill or app work delay. */
-    private CompletableFuture<Health> start() {
-        CompletableFuture<Health> check = new CompletableFuture<>();
-        check.whenComplete((health, failure) -> {
-            synchronized (this) {
-                if (running == check) {
-                    running = null;
-                }
-            }
-        });
-        Thread thread = new Thread(() -> {
-            try {
-                Health.Builder builder = new Health.Builder();
-                check(builder);
-                check.complete(builder.build());
-            }
-            catch (Throwable ex) {
-                check.completeExceptionally(ex);
-                if (ex instanceof Error error) {
-                    throw error;
-                }
-            }
-        }, "locks-health-check");
-        thread.setDaemon(true);
-        thread.start();
-        return check;
+    /** The check, run on {@link #checks}. */
+    private Health checked() {
+        Health.Builder builder = new Health.Builder();
+        check(builder);
+        return builder.build();
     }
 
     private void check(Health.Builder builder) {

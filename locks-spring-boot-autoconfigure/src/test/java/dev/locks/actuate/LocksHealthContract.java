@@ -260,12 +260,9 @@ abstract class LocksHealthContract {
     @Test
     @Timeout(20)
     void isDownWithinItsTimeoutWhenNoConnectionComes() {
-        GatedDataSource gated = new GatedDataSource(pool);
-        LocksHealthIndicator indicator = new LocksHealthIndicator(service(gated, prefix), FIVE_SECONDS,
-                Clock.systemUTC(), true, Duration.ofMillis(300));
-        gated.shut();
+        Withheld withheld = connectionsWithheld();
         try {
-            Health health = indicator.health();
+            Health health = withheld.indicator().health();
 
             assertThat(health.getStatus()).isEqualTo(Status.DOWN);
             assertThat(health.getDetails()).containsEntry("store", "no answer").containsEntry("node", "node-h");
@@ -273,58 +270,64 @@ abstract class LocksHealthContract {
                     .contains("timeout PT0.3S");
         }
         finally {
-            gated.open();
-            answerOnceTheHungCheckReturned(indicator);
+            withheld.giveBack();
         }
     }
 
     @Test
     @Timeout(20)
     void callsWhileACheckHangsShareItRatherThanStartAnother() {
-        GatedDataSource gated = new GatedDataSource(pool);
-        LocksHealthIndicator indicator = new LocksHealthIndicator(service(gated, prefix), FIVE_SECONDS,
-                Clock.systemUTC(), true, Duration.ofMillis(300));
-        gated.shut();
+        Withheld withheld = connectionsWithheld();
         try {
-            indicator.health();
-            Health second = indicator.health();
+            withheld.indicator().health();
+            Health second = withheld.indicator().health();
 
             assertThat(second.getStatus()).isEqualTo(Status.DOWN);
             assertThat(second.getDetails()).containsEntry("store", "no answer");
-            assertThat(gated.callersHeld()).isEqualTo(1);
+            assertThat(withheld.gated().callersHeld()).isEqualTo(1);
         }
         finally {
-            gated.open();
-            answerOnceTheHungCheckReturned(indicator);
+            withheld.giveBack();
         }
     }
 
     @Test
     @Timeout(20)
     void isUpAgainOnceTheHungCheckHasReturned() {
-        GatedDataSource gated = new GatedDataSource(pool);
-        LocksHealthIndicator indicator = new LocksHealthIndicator(service(gated, prefix), FIVE_SECONDS,
-                Clock.systemUTC(), true, Duration.ofMillis(300));
-        gated.shut();
-        assertThat(indicator.health().getStatus()).isEqualTo(Status.DOWN);
-        gated.open();
+        Withheld withheld = connectionsWithheld();
+        assertThat(withheld.indicator().health().getStatus()).isEqualTo(Status.DOWN);
 
-        Health health = answerOnceTheHungCheckReturned(indicator);
+        Health health = withheld.giveBack();
         assertThat(health.getStatus()).isEqualTo(Status.UP);
         assertThat(health.getDetails()).containsEntry("lockProbe", "granted and released");
     }
 
-    /**
-     * The first answer that is not the hung check's timeout: once that check returned, a new one
-     * runs, and until it has, its probe may still hold the lock that the next test probes.
-     */
-    private static Health answerOnceTheHungCheckReturned(LocksHealthIndicator indicator) {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        Health health = indicator.health();
-        while ("no answer".equals(health.getDetails().get("store")) && System.nanoTime() < deadline) {
-            health = indicator.health();
+    /** An indicator with a 300 ms timeout over a DataSource that gives no connection until given back. */
+    private Withheld connectionsWithheld() {
+        GatedDataSource gated = new GatedDataSource(pool);
+        LocksHealthIndicator indicator = new LocksHealthIndicator(service(gated, prefix), FIVE_SECONDS,
+                Clock.systemUTC(), true, Duration.ofMillis(300));
+        gated.shut();
+        return new Withheld(gated, indicator);
+    }
+
+    private record Withheld(GatedDataSource gated, LocksHealthIndicator indicator) {
+
+        /**
+         * Gives the connections back.
+         *
+         * @return the first answer that is not the hung check's timeout: once that check returned, a
+         *         new one runs, and until it has, its probe may still hold the lock the next test probes
+         */
+        Health giveBack() {
+            gated.open();
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            Health health = indicator.health();
+            while ("no answer".equals(health.getDetails().get("store")) && System.nanoTime() < deadline) {
+                health = indicator.health();
+            }
+            return health;
         }
-        return health;
     }
 
     @Test
@@ -372,7 +375,7 @@ abstract class LocksHealthContract {
             CountDownLatch current = gate;
             if (current.getCount() > 0) {
                 // only the checks' own threads: PostgreSQL's release listener may connect meanwhile
-                if (Thread.currentThread().getName().equals("locks-health-check")) {
+                if (Thread.currentThread().getName().startsWith("locks-health-check")) {
                     callersHeld.incrementAndGet();
                 }
                 try {
